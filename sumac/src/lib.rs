@@ -1,209 +1,142 @@
-//! sumac: a parallel runtime built on heartbeat scheduling.
-//! (Temporary sequential stub: the real scheduler is being written; signatures are final.)
+//! # sumac: heartbeat-scheduled parallelism for Rust
+//!
+//! sumac runs fork-join code (`join`, `scope`, parallel iterators) on a pool of worker
+//! threads, with Rayon's names and signatures. Unlike a work-stealing runtime, a fork
+//! costs a few plain stores: the forked closure is recorded in the caller's stack frame
+//! on a list that no other thread reads, and runs inline as an ordinary call unless a
+//! *heartbeat* (every 100 µs by default) handed it to an idle worker. So you never tune
+//! a sequential cutoff: parallel code on a tiny input runs about as fast as sequential
+//! code, and on a large one it scales across the pool.
+//!
+//! ```
+//! fn sum(values: &[u64]) -> u64 {
+//!     if values.len() <= 1 {
+//!         return values.iter().sum();
+//!     }
+//!     let (left, right) = values.split_at(values.len() / 2);
+//!     let (a, b) = sumac::join(|| sum(left), || sum(right));
+//!     a + b
+//! }
+//!
+//! let values: Vec<u64> = (1..=1000).collect();
+//! let pool = sumac::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+//! assert_eq!(pool.install(|| sum(&values)), 500_500);
+//! ```
+//!
+//! The scheduler's design is described at the top of the `registry` module's source
+//! (`src/registry.rs`) and in `src/SCHEDULER.md`.
 #![deny(unsafe_op_in_unsafe_fn)]
+#![deny(clippy::undocumented_unsafe_blocks)]
+#![warn(missing_docs)]
 
-use std::any::Any;
-use std::marker::PhantomData;
-use std::time::Duration;
+mod job;
+mod job_list;
+mod join;
+mod latch;
+mod pool;
+mod registry;
+mod scope;
+mod shared_queue;
+mod spawn;
+mod stats;
+mod sync;
 
-pub fn join<A, B, RA, RB>(a: A, b: B) -> (RA, RB)
-where
-    A: FnOnce() -> RA + Send,
-    B: FnOnce() -> RB + Send,
-    RA: Send,
-    RB: Send,
-{
-    (a(), b())
-}
+pub mod iter;
+pub mod prelude;
+pub mod slice;
+#[cfg(feature = "trace")]
+pub mod trace;
 
-pub struct Scope<'scope> {
-    _m: PhantomData<&'scope mut &'scope ()>,
-}
-impl<'scope> Scope<'scope> {
-    pub fn spawn<BODY>(&self, body: BODY)
-    where
-        BODY: FnOnce(&Scope<'scope>) + Send + 'scope,
-    {
-        body(self)
+#[cfg(all(test, loom))]
+mod loom_tests;
+
+pub use crate::join::join;
+pub use crate::pool::{
+    ThreadPool, ThreadPoolBuildError, ThreadPoolBuildErrorKind, ThreadPoolBuilder, DEFAULT_HEARTBEAT_INTERVAL,
+};
+pub use crate::scope::{scope, Scope};
+pub use crate::spawn::spawn;
+pub use crate::stats::{PoolStats, WorkerStats};
+
+use crate::registry::WorkerThread;
+
+/// The number of worker threads of the current pool: the pool of the calling worker, or
+/// the global pool when called from outside any pool.
+///
+/// ```
+/// let pool = sumac::ThreadPoolBuilder::new().num_threads(3).build().unwrap();
+/// assert_eq!(pool.install(sumac::current_num_threads), 3);
+/// ```
+pub fn current_num_threads() -> usize {
+    // SAFETY: a non-null thread-local pointer refers to this thread's live worker.
+    match unsafe { WorkerThread::current().as_ref() } {
+        Some(worker) => worker.registry().num_threads(),
+        None => registry::global_registry().num_threads(),
     }
 }
-pub fn scope<'scope, OP, R>(op: OP) -> R
+
+/// The index of the calling thread in its pool, or `None` outside any pool.
+///
+/// ```
+/// assert_eq!(sumac::current_thread_index(), None);
+/// let pool = sumac::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+/// assert!(pool.install(sumac::current_thread_index).is_some());
+/// ```
+pub fn current_thread_index() -> Option<usize> {
+    // SAFETY: a non-null thread-local pointer refers to this thread's live worker.
+    unsafe { WorkerThread::current().as_ref() }.map(WorkerThread::index)
+}
+
+/// The counters of the global pool (starting it if needed); see [`ThreadPool::stats`].
+///
+/// ```
+/// sumac::join(|| (), || ());
+/// assert!(sumac::global_stats().total().forks >= 1);
+/// ```
+pub fn global_stats() -> PoolStats {
+    registry::global_registry().stats()
+}
+
+/// Runs `op` on a worker of the current pool, or installs it on the global pool when
+/// called from outside any pool (crate-internal entry point of parallel iterators).
+#[allow(dead_code)]
+pub(crate) fn in_worker<OP, R>(op: OP) -> R
 where
-    OP: FnOnce(&Scope<'scope>) -> R + Send,
+    OP: FnOnce() -> R + Send,
     R: Send,
 {
-    op(&Scope { _m: PhantomData })
-}
-pub fn spawn<F: FnOnce() + Send + 'static>(f: F) {
-    f()
-}
-pub fn current_num_threads() -> usize {
-    1
-}
-pub fn current_thread_index() -> Option<usize> {
-    None
-}
-pub fn global_stats() -> PoolStats {
-    PoolStats::default()
+    registry::in_worker(|_| op())
 }
 
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct WorkerStats {
-    pub forks: u64,
-    pub heartbeats: u64,
-    pub promotions: u64,
-    pub shared_jobs_run: u64,
-    pub sleeps: u64,
-    pub wakeups: u64,
-}
-impl std::ops::Sub for WorkerStats {
-    type Output = WorkerStats;
-    fn sub(self, o: Self) -> Self {
-        WorkerStats {
-            forks: self.forks.saturating_sub(o.forks),
-            heartbeats: self.heartbeats.saturating_sub(o.heartbeats),
-            promotions: self.promotions.saturating_sub(o.promotions),
-            shared_jobs_run: self.shared_jobs_run.saturating_sub(o.shared_jobs_run),
-            sleeps: self.sleeps.saturating_sub(o.sleeps),
-            wakeups: self.wakeups.saturating_sub(o.wakeups),
-        }
-    }
-}
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct PoolStats {
-    pub workers: Vec<WorkerStats>,
-}
-impl PoolStats {
-    pub fn total(&self) -> WorkerStats {
-        WorkerStats::default()
-    }
-    pub fn since(&self, earlier: &PoolStats) -> PoolStats {
-        PoolStats { workers: self.workers.iter().zip(&earlier.workers).map(|(a, b)| *a - *b).collect() }
-    }
-}
-
-#[derive(Debug)]
-pub struct ThreadPoolBuildError;
-#[derive(Default)]
-pub struct ThreadPoolBuilder {
-    n: usize,
-}
-impl ThreadPoolBuilder {
-    pub fn new() -> Self {
-        Self::default()
-    }
-    pub fn num_threads(mut self, n: usize) -> Self {
-        self.n = n;
-        self
-    }
-    pub fn heartbeat_interval(self, _d: Duration) -> Self {
-        self
-    }
-    pub fn stack_size(self, _b: usize) -> Self {
-        self
-    }
-    pub fn thread_name<F: FnMut(usize) -> String + 'static>(self, _f: F) -> Self {
-        self
-    }
-    pub fn panic_handler<H: Fn(Box<dyn Any + Send>) + Send + Sync + 'static>(self, _h: H) -> Self {
-        self
-    }
-    pub fn build(self) -> Result<ThreadPool, ThreadPoolBuildError> {
-        Ok(ThreadPool { n: self.n.max(1) })
-    }
-    pub fn build_global(self) -> Result<(), ThreadPoolBuildError> {
-        Ok(())
-    }
-}
-pub struct ThreadPool {
-    n: usize,
-}
-impl ThreadPool {
-    pub fn install<OP: FnOnce() -> R + Send, R: Send>(&self, op: OP) -> R {
-        op()
-    }
-    pub fn join<A, B, RA, RB>(&self, a: A, b: B) -> (RA, RB)
-    where
-        A: FnOnce() -> RA + Send,
-        B: FnOnce() -> RB + Send,
-        RA: Send,
-        RB: Send,
-    {
-        join(a, b)
-    }
-    pub fn scope<'scope, OP, R>(&self, op: OP) -> R
-    where
-        OP: FnOnce(&Scope<'scope>) -> R + Send,
-        R: Send,
-    {
-        scope(op)
-    }
-    pub fn spawn<F: FnOnce() + Send + 'static>(&self, f: F) {
-        f()
-    }
-    pub fn current_num_threads(&self) -> usize {
-        self.n
-    }
-    pub fn current_thread_index(&self) -> Option<usize> {
-        None
-    }
-    pub fn stats(&self) -> PoolStats {
-        PoolStats { workers: vec![WorkerStats::default(); self.n] }
-    }
-}
-
-/// Crate-internal: run `op` on a worker of the current pool (or the global pool).
-#[allow(dead_code)]
-pub(crate) fn in_worker<OP: FnOnce() -> R + Send, R: Send>(op: OP) -> R {
-    op()
-}
-
-/// Crate-internal: a cheap handle on the current worker's heartbeat flag.
+/// A cheap handle on the current worker's heartbeat flag, for loops that split their
+/// remaining iterations when a heartbeat asks for work (crate-internal).
 #[allow(dead_code)]
 pub(crate) struct HeartbeatPoll {
-    _p: (),
+    flag: std::ptr::NonNull<std::sync::atomic::AtomicBool>,
+    /// Tied to the thread whose worker owns the flag.
+    _not_send: std::marker::PhantomData<*const ()>,
 }
+
 #[allow(dead_code)]
 impl HeartbeatPoll {
     /// The poll handle for the calling thread (never fires outside a pool).
     pub(crate) fn current() -> Self {
-        HeartbeatPoll { _p: () }
+        static NEVER: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+        // SAFETY: a non-null thread-local pointer refers to this thread's live worker.
+        let flag = match unsafe { WorkerThread::current().as_ref() } {
+            Some(worker) => std::ptr::NonNull::from(&worker.shared().heartbeat),
+            None => std::ptr::NonNull::from(&NEVER),
+        };
+        HeartbeatPoll { flag, _not_send: std::marker::PhantomData }
     }
+
     /// True when a heartbeat (or an idle worker's request) is pending: the caller should
-    /// fork part of its remaining work with [`join`] now; the join's own poll then promotes
-    /// the oldest pending fork of this worker.
+    /// fork part of its remaining work with [`join`] now; the join's own poll then
+    /// promotes the oldest pending fork of this worker.
     #[inline(always)]
     pub(crate) fn pending(&self) -> bool {
-        false
-    }
-}
-
-/// Per-worker event timeline (cargo feature `trace`).
-#[cfg(feature = "trace")]
-pub mod trace {
-    /// What a worker did.
-    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-    pub enum EventKind {
-        JobStart,
-        JobEnd,
-        Promotion,
-        Sleep,
-        Wake,
-    }
-    /// One recorded event.
-    #[derive(Clone, Copy, Debug)]
-    pub struct Event {
-        pub worker: usize,
-        pub kind: EventKind,
-        /// Nanoseconds since a process-wide epoch (the first event recorded by any pool).
-        pub time_ns: u64,
-    }
-}
-
-#[cfg(feature = "trace")]
-impl ThreadPool {
-    /// Drains the events recorded by this pool's workers so far, sorted by time.
-    pub fn take_trace(&self) -> Vec<trace::Event> {
-        Vec::new()
+        // SAFETY: the flag lives in the registry of this thread's worker (kept alive by
+        // the worker for the life of the thread) or is a static; the handle is `!Send`.
+        unsafe { self.flag.as_ref() }.load(std::sync::atomic::Ordering::Relaxed)
     }
 }

@@ -1,0 +1,139 @@
+//! `join`: the fork-join primitive, and the heart of the fork path.
+
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::atomic::Ordering;
+
+use crate::job::{JoinFrame, PanicPayload, DONE, LOCAL, QUEUED};
+use crate::registry::{self, WorkerThread};
+
+/// Runs `a` and `b`, potentially in parallel, and returns both results.
+///
+/// On a worker of a pool, `b` is recorded in a frame on the caller's stack and `a` runs
+/// at once; unless a heartbeat handed `b` to an idle worker meanwhile, `b` then runs
+/// inline on the same thread, at the cost of a few plain stores. Called from a thread
+/// outside any pool, `join` runs on the global pool and blocks the caller until both
+/// closures are done.
+///
+/// ```
+/// fn fib(n: u64) -> u64 {
+///     if n < 2 {
+///         return n;
+///     }
+///     let (a, b) = sumac::join(|| fib(n - 1), || fib(n - 2));
+///     a + b
+/// }
+/// assert_eq!(fib(20), 6765);
+/// ```
+///
+/// The closures must be `Send`, so they cannot capture an `Rc`:
+///
+/// ```compile_fail
+/// let shared = std::rc::Rc::new(1);
+/// let other = shared.clone();
+/// sumac::join(move || *shared, move || *other);
+/// ```
+///
+/// and they cannot both borrow the same data mutably:
+///
+/// ```compile_fail
+/// let mut value = 0;
+/// sumac::join(|| value += 1, || value += 1);
+/// ```
+///
+/// # Panics
+/// If `a` or `b` panics, the panic is propagated after *both* closures have finished
+/// (and nothing is running on the caller's stack frame any more). If both panic, the
+/// panic of `a` wins and the other payload is dropped.
+pub fn join<A, B, RA, RB>(a: A, b: B) -> (RA, RB)
+where
+    A: FnOnce() -> RA + Send,
+    B: FnOnce() -> RB + Send,
+    RA: Send,
+    RB: Send,
+{
+    let current = WorkerThread::current();
+    if current.is_null() {
+        registry::in_worker(|worker| join_on_worker(worker, a, b))
+    } else {
+        // SAFETY: a non-null thread-local pointer refers to this thread's live worker.
+        join_on_worker(unsafe { &*current }, a, b)
+    }
+}
+
+/// The fork path: `b` goes on this worker's private list, `a` runs, and `b` runs inline
+/// unless it was shared.
+#[inline(always)]
+pub(crate) fn join_on_worker<A, B, RA, RB>(worker: &WorkerThread, a: A, b: B) -> (RA, RB)
+where
+    A: FnOnce() -> RA + Send,
+    B: FnOnce() -> RB + Send,
+    RA: Send,
+    RB: Send,
+{
+    if worker.solo {
+        worker.count_fork();
+        return (a(), b());
+    }
+    let frame = JoinFrame::new(b);
+    let job = frame.job_ref();
+    // SAFETY: the frame is live until this function returns, and we remove it from the
+    // list (or wait for whoever took it) before returning or unwinding.
+    let older = unsafe { worker.jobs.push(job.0) };
+    worker.count_fork();
+    worker.poll_heartbeat();
+    let result_a = panic::catch_unwind(AssertUnwindSafe(a));
+    // Only this thread moves the frame out of LOCAL, so a relaxed load suffices.
+    if frame.header().share.load(Ordering::Relaxed) == LOCAL {
+        // SAFETY: LOCAL means the frame is still on our list, where `push` put it.
+        unsafe { worker.jobs.pop_pushed(job.0, older) };
+        // SAFETY: the frame was on our list, so nobody else ran or will run it.
+        let b = unsafe { frame.take_func() };
+        return match result_a {
+            Ok(ra) => (ra, b()),
+            Err(payload) => run_after_panic(b, payload),
+        };
+    }
+    join_shared(worker, &frame, result_a)
+}
+
+/// `b` was promoted (or run by this worker while it waited inside `a`).
+#[cold]
+#[inline(never)]
+fn join_shared<B, RA, RB>(
+    worker: &WorkerThread,
+    frame: &JoinFrame<B, RB>,
+    result_a: Result<RA, PanicPayload>,
+) -> (RA, RB)
+where
+    B: FnOnce() -> RB + Send,
+    RB: Send,
+{
+    let header = frame.header();
+    if header.share.load(Ordering::Relaxed) == QUEUED && worker.registry().queue.reclaim(frame.job_ref()) {
+        // SAFETY: RECLAIMED: nobody started the job and nobody will.
+        let b = unsafe { frame.take_func() };
+        return match result_a {
+            Ok(ra) => (ra, b()),
+            Err(payload) => run_after_panic(b, payload),
+        };
+    }
+    // Someone is running `b` on our stack frame: wait until they let go of it.
+    worker.wait_until(|| header.share.load(Ordering::Acquire) == DONE);
+    // SAFETY: DONE was observed with acquire ordering; the result is taken once.
+    let result_b = unsafe { frame.take_result() };
+    match (result_a, result_b) {
+        (Ok(ra), Ok(rb)) => (ra, rb),
+        (Err(payload), _) | (Ok(_), Err(payload)) => panic::resume_unwind(payload),
+    }
+}
+
+/// `a` panicked and `b` is ours to run: run it to completion, then re-raise `a`'s panic
+/// (a panic of `b` is dropped: the first closure's panic wins).
+#[cold]
+fn run_after_panic<B, RA, RB>(b: B, payload: PanicPayload) -> (RA, RB)
+where
+    B: FnOnce() -> RB,
+{
+    drop(panic::catch_unwind(AssertUnwindSafe(b)));
+    panic::resume_unwind(payload)
+}

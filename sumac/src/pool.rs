@@ -1,0 +1,372 @@
+//! `ThreadPoolBuilder` and `ThreadPool`.
+
+use std::any::Any;
+use std::error::Error;
+use std::fmt;
+use std::io;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::registry::{self, Registry, WorkerThread};
+use crate::stats::PoolStats;
+use crate::{join, scope, spawn, Scope};
+
+/// The type of a pool's panic handler.
+pub(crate) type PanicHandler = dyn Fn(Box<dyn Any + Send>) + Send + Sync;
+
+/// The default heartbeat interval: how often a busy worker shares its oldest fork.
+pub const DEFAULT_HEARTBEAT_INTERVAL: Duration = Duration::from_micros(100);
+
+/// Configures and builds a [`ThreadPool`] (or the global pool).
+///
+/// ```
+/// use std::time::Duration;
+/// let pool = sumac::ThreadPoolBuilder::new()
+///     .num_threads(4)
+///     .heartbeat_interval(Duration::from_micros(50))
+///     .thread_name(|i| format!("my-worker-{i}"))
+///     .build()
+///     .unwrap();
+/// assert_eq!(pool.current_num_threads(), 4);
+/// ```
+pub struct ThreadPoolBuilder {
+    num_threads: usize,
+    heartbeat_interval: Duration,
+    stack_size: Option<usize>,
+    thread_name: Option<Box<dyn FnMut(usize) -> String>>,
+    panic_handler: Option<Box<PanicHandler>>,
+}
+
+impl Default for ThreadPoolBuilder {
+    fn default() -> Self {
+        ThreadPoolBuilder {
+            num_threads: 0,
+            heartbeat_interval: DEFAULT_HEARTBEAT_INTERVAL,
+            stack_size: None,
+            thread_name: None,
+            panic_handler: None,
+        }
+    }
+}
+
+impl fmt::Debug for ThreadPoolBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ThreadPoolBuilder")
+            .field("num_threads", &self.num_threads)
+            .field("heartbeat_interval", &self.heartbeat_interval)
+            .field("stack_size", &self.stack_size)
+            .field("thread_name", &self.thread_name.is_some())
+            .field("panic_handler", &self.panic_handler.is_some())
+            .finish()
+    }
+}
+
+/// A builder's settings, validated.
+pub(crate) struct Config {
+    pub(crate) num_threads: usize,
+    pub(crate) heartbeat_interval: Duration,
+    pub(crate) stack_size: Option<usize>,
+    pub(crate) thread_name: Box<dyn FnMut(usize) -> String>,
+    pub(crate) panic_handler: Option<Box<PanicHandler>>,
+}
+
+impl ThreadPoolBuilder {
+    /// A builder with default settings: one thread per available core, a 100 µs
+    /// heartbeat, the platform's default stack size, and aborting on a `spawn` panic.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The number of worker threads; `0` (the default) means one per available core
+    /// (as reported by [`std::thread::available_parallelism`]), as in Rayon.
+    pub fn num_threads(mut self, num_threads: usize) -> Self {
+        self.num_threads = num_threads;
+        self
+    }
+
+    /// How often a busy worker hands its oldest un-run fork to idle workers (default
+    /// 100 µs). Shorter intervals share work sooner at a higher bookkeeping cost; a zero
+    /// interval is rejected by [`build`](Self::build).
+    pub fn heartbeat_interval(mut self, interval: Duration) -> Self {
+        self.heartbeat_interval = interval;
+        self
+    }
+
+    /// The stack size of each worker thread, in bytes (deep recursion needs large stacks).
+    pub fn stack_size(mut self, bytes: usize) -> Self {
+        self.stack_size = Some(bytes);
+        self
+    }
+
+    /// Names worker threads: `thread_name(index)` (default `sumac-worker-{index}`).
+    pub fn thread_name<F>(mut self, thread_name: F) -> Self
+    where
+        F: FnMut(usize) -> String + 'static,
+    {
+        self.thread_name = Some(Box::new(thread_name));
+        self
+    }
+
+    /// What to do with the panic of a `spawn`ed job. Without a handler the process
+    /// aborts (as in Rayon), because nobody could otherwise observe the panic.
+    ///
+    /// ```
+    /// use std::sync::atomic::{AtomicUsize, Ordering};
+    /// use std::sync::Arc;
+    /// let panics = Arc::new(AtomicUsize::new(0));
+    /// let counter = Arc::clone(&panics);
+    /// let pool = sumac::ThreadPoolBuilder::new()
+    ///     .num_threads(1)
+    ///     .panic_handler(move |_| {
+    ///         counter.fetch_add(1, Ordering::SeqCst);
+    ///     })
+    ///     .build()
+    ///     .unwrap();
+    /// pool.spawn(|| panic!("boom"));
+    /// drop(pool); // waits for the spawned job
+    /// assert_eq!(panics.load(Ordering::SeqCst), 1);
+    /// ```
+    pub fn panic_handler<H>(mut self, handler: H) -> Self
+    where
+        H: Fn(Box<dyn Any + Send>) + Send + Sync + 'static,
+    {
+        self.panic_handler = Some(Box::new(handler));
+        self
+    }
+
+    /// Builds the pool and starts its threads.
+    ///
+    /// ```
+    /// let error = sumac::ThreadPoolBuilder::new()
+    ///     .heartbeat_interval(std::time::Duration::ZERO)
+    ///     .build()
+    ///     .unwrap_err();
+    /// assert_eq!(error.kind(), sumac::ThreadPoolBuildErrorKind::ZeroHeartbeatInterval);
+    /// ```
+    ///
+    /// # Errors
+    /// A zero heartbeat interval, or the OS refusing to start a thread.
+    pub fn build(self) -> Result<ThreadPool, ThreadPoolBuildError> {
+        Ok(ThreadPool { registry: Registry::new(self)? })
+    }
+
+    /// Builds the global pool used by [`join`](crate::join), [`scope`](crate::scope()),
+    /// [`spawn`](crate::spawn) and parallel iterators outside any pool.
+    ///
+    /// # Errors
+    /// Fails (and changes nothing) if the global pool already exists, which happens on
+    /// first use of any of those functions; also fails like [`build`](Self::build).
+    pub fn build_global(self) -> Result<(), ThreadPoolBuildError> {
+        registry::set_global_registry(self)
+    }
+
+    pub(crate) fn into_config(self) -> Result<Config, ThreadPoolBuildError> {
+        if self.heartbeat_interval.is_zero() {
+            return Err(ThreadPoolBuildError { kind: ThreadPoolBuildErrorKind::ZeroHeartbeatInterval, source: None });
+        }
+        let num_threads = match self.num_threads {
+            0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            n => n,
+        };
+        Ok(Config {
+            num_threads,
+            heartbeat_interval: self.heartbeat_interval,
+            stack_size: self.stack_size,
+            thread_name: self.thread_name.unwrap_or_else(|| Box::new(|index| format!("sumac-worker-{index}"))),
+            panic_handler: self.panic_handler,
+        })
+    }
+}
+
+/// Why a pool could not be built.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ThreadPoolBuildErrorKind {
+    /// [`ThreadPoolBuilder::heartbeat_interval`] was zero.
+    ZeroHeartbeatInterval,
+    /// [`ThreadPoolBuilder::build_global`] was called after the global pool existed.
+    GlobalPoolAlreadyInitialized,
+    /// The operating system refused to start a thread.
+    ThreadSpawn,
+}
+
+/// The error of [`ThreadPoolBuilder::build`] and [`ThreadPoolBuilder::build_global`].
+#[derive(Debug)]
+pub struct ThreadPoolBuildError {
+    kind: ThreadPoolBuildErrorKind,
+    source: Option<io::Error>,
+}
+
+impl ThreadPoolBuildError {
+    /// What went wrong.
+    pub fn kind(&self) -> ThreadPoolBuildErrorKind {
+        self.kind
+    }
+
+    pub(crate) fn spawn(error: io::Error) -> Self {
+        ThreadPoolBuildError { kind: ThreadPoolBuildErrorKind::ThreadSpawn, source: Some(error) }
+    }
+
+    pub(crate) fn global_already_initialized() -> Self {
+        ThreadPoolBuildError { kind: ThreadPoolBuildErrorKind::GlobalPoolAlreadyInitialized, source: None }
+    }
+}
+
+impl fmt::Display for ThreadPoolBuildError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.kind {
+            ThreadPoolBuildErrorKind::ZeroHeartbeatInterval => f.write_str("the heartbeat interval must not be zero"),
+            ThreadPoolBuildErrorKind::GlobalPoolAlreadyInitialized => {
+                f.write_str("the global thread pool has already been initialized")
+            }
+            ThreadPoolBuildErrorKind::ThreadSpawn => f.write_str("failed to spawn a worker thread"),
+        }
+    }
+}
+
+impl Error for ThreadPoolBuildError {
+    fn source(&self) -> Option<&(dyn Error + 'static)> {
+        self.source.as_ref().map(|error| error as &(dyn Error + 'static))
+    }
+}
+
+/// A pool of worker threads scheduled by heartbeats.
+///
+/// Dropping the pool lets queued and running work finish, then joins the threads (when
+/// dropped from one of its own workers, the threads are detached instead).
+///
+/// ```
+/// let pool = sumac::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+/// let sum: u64 = pool.install(|| {
+///     let (a, b) = sumac::join(|| (1..=50u64).sum::<u64>(), || (51..=100u64).sum::<u64>());
+///     a + b
+/// });
+/// assert_eq!(sum, 5050);
+/// ```
+pub struct ThreadPool {
+    registry: Arc<Registry>,
+}
+
+impl fmt::Debug for ThreadPool {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ThreadPool").field("num_threads", &self.registry.num_threads()).finish()
+    }
+}
+
+impl ThreadPool {
+    /// Runs `op` on a worker of this pool and returns its result. Inside `op`, `join`,
+    /// `scope` and parallel iterators use this pool. From a thread outside any pool the
+    /// caller blocks; from a worker of another pool, that worker keeps running its own
+    /// pool's jobs while it waits; from a worker of this pool, `op` runs directly.
+    ///
+    /// ```
+    /// let pool = sumac::ThreadPoolBuilder::new().num_threads(3).build().unwrap();
+    /// assert_eq!(pool.install(sumac::current_num_threads), 3);
+    /// ```
+    ///
+    /// # Panics
+    /// Re-raises a panic of `op`.
+    pub fn install<OP, R>(&self, op: OP) -> R
+    where
+        OP: FnOnce() -> R + Send,
+        R: Send,
+    {
+        self.registry.in_worker(|_| op())
+    }
+
+    /// [`join`](crate::join) on this pool.
+    ///
+    /// ```
+    /// let pool = sumac::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+    /// assert_eq!(pool.join(|| 1, || 2), (1, 2));
+    /// ```
+    ///
+    /// # Panics
+    /// As [`join`](crate::join).
+    pub fn join<A, B, RA, RB>(&self, a: A, b: B) -> (RA, RB)
+    where
+        A: FnOnce() -> RA + Send,
+        B: FnOnce() -> RB + Send,
+        RA: Send,
+        RB: Send,
+    {
+        self.install(|| join(a, b))
+    }
+
+    /// [`scope`](crate::scope()) on this pool.
+    ///
+    /// ```
+    /// let pool = sumac::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+    /// let mut parts = [0, 0];
+    /// pool.scope(|s| {
+    ///     let (left, right) = parts.split_at_mut(1);
+    ///     s.spawn(|_| left[0] = 1);
+    ///     s.spawn(|_| right[0] = 2);
+    /// });
+    /// assert_eq!(parts, [1, 2]);
+    /// ```
+    ///
+    /// # Panics
+    /// As [`scope`](crate::scope()).
+    pub fn scope<'scope, OP, R>(&self, op: OP) -> R
+    where
+        OP: FnOnce(&Scope<'scope>) -> R + Send,
+        R: Send,
+    {
+        self.install(|| scope(op))
+    }
+
+    /// [`spawn`](crate::spawn) on this pool.
+    ///
+    /// ```
+    /// let pool = sumac::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+    /// let (sender, receiver) = std::sync::mpsc::channel();
+    /// pool.spawn(move || sender.send(1).unwrap());
+    /// assert_eq!(receiver.recv().unwrap(), 1);
+    /// ```
+    pub fn spawn<F>(&self, func: F)
+    where
+        F: FnOnce() + Send + 'static,
+    {
+        spawn::spawn_in(&self.registry, func);
+    }
+
+    /// The number of worker threads of this pool.
+    pub fn current_num_threads(&self) -> usize {
+        self.registry.num_threads()
+    }
+
+    /// The index of the calling thread in this pool, or `None` if it is not one of its
+    /// workers.
+    ///
+    /// ```
+    /// let pool = sumac::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+    /// assert_eq!(pool.current_thread_index(), None);
+    /// assert!(pool.install(|| pool.current_thread_index()).unwrap() < 2);
+    /// ```
+    pub fn current_thread_index(&self) -> Option<usize> {
+        // SAFETY: a non-null thread-local pointer refers to this thread's live worker.
+        let worker = unsafe { WorkerThread::current().as_ref() }?;
+        std::ptr::eq(&**worker.registry(), &*self.registry).then(|| worker.index())
+    }
+
+    /// Per-worker counters: forks, heartbeats, promotions, shared jobs run, sleeps and
+    /// wake-ups (see [`WorkerStats`](crate::WorkerStats)).
+    pub fn stats(&self) -> PoolStats {
+        self.registry.stats()
+    }
+
+    /// Drains the scheduling events recorded by this pool's workers so far, sorted by
+    /// time (cargo feature `trace`).
+    #[cfg(feature = "trace")]
+    pub fn take_trace(&self) -> Vec<crate::trace::Event> {
+        self.registry.take_trace()
+    }
+}
+
+impl Drop for ThreadPool {
+    fn drop(&mut self) {
+        self.registry.terminate();
+        self.registry.join_threads();
+    }
+}

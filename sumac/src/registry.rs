@@ -1,0 +1,578 @@
+//! The scheduler: worker threads, the heartbeat, promotion, sleeping and waking.
+//!
+//! # How sumac schedules (the whole story)
+//!
+//! A pool has `n` worker threads, one [`SharedQueue`] and, when `n > 1`, one heartbeat
+//! thread.
+//!
+//! **Forks are private.** `join(a, b)` on a worker builds a [`JoinFrame`] for `b` in its
+//! own stack frame and pushes it on the worker's [`JobList`]: a few plain stores, no
+//! atomic read-modify-write, no allocation, no lock. It then polls the worker's
+//! heartbeat flag (one relaxed load and a cold branch), runs `a`, and if the frame is
+//! still on the list, unlinks it and calls `b` inline as an ordinary, inlinable call.
+//! Nobody but the owner ever looks at the list.
+//!
+//! **Heartbeats share the oldest fork.** The heartbeat thread sets every busy worker's
+//! flag once per interval (default 100 µs) — but only while some worker is idle and some
+//! is busy; otherwise it parks, so an idle pool burns no CPU. A worker that sees its flag
+//! hands the *oldest* jobs of its list (the biggest pieces of work) to the shared queue,
+//! as many as there are idle workers without a queued job, and wakes a sleeper. The
+//! promotion costs a lock and maybe a system call, paid at most about once per interval.
+//!
+//! **Idle workers ask.** A worker that runs out of work raises the heartbeat flag of
+//! every worker at once instead of waiting for the next tick, spins briefly watching the
+//! queue, then sleeps. A worker honours such a request only if it has not promoted in the
+//! last half interval, which keeps the cost of sharing bounded on tiny inputs while a
+//! pool with many busy workers still answers an idle one almost immediately.
+//!
+//! **Joins whose fork was shared.** If `b` was promoted, the owner first tries to take it
+//! back out of the queue (nobody started it: run it inline). Otherwise it waits for the
+//! taker to finish, running its own older jobs and queued jobs meanwhile, and sleeping if
+//! there are none; the taker wakes it. The owner never returns or unwinds before the
+//! taker has let go of the frame (see the state machine in [`crate::job`]).
+//!
+//! **Idle accounting.** `idle` counts the workers in [`WorkerThread::wait_until`]'s idle
+//! phase (spinning or asleep). Promotion only happens when `idle` exceeds the number of
+//! queued jobs, so a fully busy pool never pays for sharing.
+
+use std::cell::Cell;
+use std::ptr::{self, NonNull};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex, OnceLock, PoisonError};
+use std::thread::{self, JoinHandle};
+use std::time::{Duration, Instant};
+
+use crossbeam_utils::CachePadded;
+
+use crate::job::{JobHeader, JobRef, PanicPayload, StackJob, TAKEN};
+use crate::job_list::JobList;
+use crate::latch::{LockLatch, WorkerLatch};
+use crate::pool::{PanicHandler, ThreadPoolBuildError, ThreadPoolBuilder};
+use crate::shared_queue::SharedQueue;
+use crate::stats::{bump, PoolStats, WorkerCounters};
+
+/// Spin rounds an idle worker watches the queue before sleeping. Each round is one
+/// relaxed load of the queue length and a `spin_loop` hint (tens of nanoseconds), so the
+/// whole spin is a few microseconds: short next to a futex wake-up on a VM.
+const SPIN_ROUNDS: u32 = 200;
+
+/// The part of a worker that other threads touch: its heartbeat flag and its counters,
+/// on a cache line of their own.
+pub(crate) struct WorkerShared {
+    pub(crate) heartbeat: AtomicBool,
+    pub(crate) counters: WorkerCounters,
+    #[cfg(feature = "trace")]
+    pub(crate) trace: crate::trace::TraceBuffer,
+}
+
+/// The heartbeat thread's parking spot.
+struct HeartbeatPark {
+    parked: AtomicBool,
+    lock: Mutex<()>,
+    signal: Condvar,
+}
+
+/// A pool's shared state.
+pub(crate) struct Registry {
+    pub(crate) queue: SharedQueue,
+    workers: Box<[CachePadded<WorkerShared>]>,
+    /// Workers in the idle phase (spinning or asleep).
+    idle: CachePadded<AtomicUsize>,
+    terminating: AtomicBool,
+    heartbeat_interval: Duration,
+    heartbeat_park: HeartbeatPark,
+    panic_handler: Option<Box<PanicHandler>>,
+    threads: Mutex<Vec<JoinHandle<()>>>,
+}
+
+thread_local! {
+    static WORKER_THREAD: Cell<*const WorkerThread> = const { Cell::new(ptr::null()) };
+}
+
+/// A worker thread's own state; lives on the worker's stack, reachable through a
+/// thread-local pointer.
+pub(crate) struct WorkerThread {
+    /// The pool has a single worker: nobody could ever take a fork, so `join` calls both
+    /// closures directly.
+    pub(crate) solo: bool,
+    pub(crate) jobs: JobList,
+    shared: NonNull<WorkerShared>,
+    index: usize,
+    registry: Arc<Registry>,
+    last_promotion: Cell<Instant>,
+    promotion_gap: Duration,
+}
+
+impl Registry {
+    /// Builds the registry and starts its threads.
+    pub(crate) fn new(builder: ThreadPoolBuilder) -> Result<Arc<Registry>, ThreadPoolBuildError> {
+        let config = builder.into_config()?;
+        let num_threads = config.num_threads;
+        let workers = (0..num_threads)
+            .map(|_| {
+                CachePadded::new(WorkerShared {
+                    heartbeat: AtomicBool::new(false),
+                    counters: WorkerCounters::default(),
+                    #[cfg(feature = "trace")]
+                    trace: crate::trace::TraceBuffer::new(),
+                })
+            })
+            .collect();
+        let registry = Arc::new(Registry {
+            queue: SharedQueue::new(num_threads),
+            workers,
+            idle: CachePadded::new(AtomicUsize::new(0)),
+            terminating: AtomicBool::new(false),
+            heartbeat_interval: config.heartbeat_interval,
+            heartbeat_park: HeartbeatPark {
+                parked: AtomicBool::new(false),
+                lock: Mutex::new(()),
+                signal: Condvar::new(),
+            },
+            panic_handler: config.panic_handler,
+            threads: Mutex::new(Vec::with_capacity(num_threads + 1)),
+        });
+        let mut thread_name = config.thread_name;
+        let mut handles = Vec::with_capacity(num_threads + 1);
+        let mut spawn_result = Ok(());
+        for index in 0..num_threads {
+            let mut thread = thread::Builder::new().name(thread_name(index));
+            if let Some(stack_size) = config.stack_size {
+                thread = thread.stack_size(stack_size);
+            }
+            let registry = Arc::clone(&registry);
+            match thread.spawn(move || worker_main(registry, index)) {
+                Ok(handle) => handles.push(handle),
+                Err(error) => {
+                    spawn_result = Err(error);
+                    break;
+                }
+            }
+        }
+        if spawn_result.is_ok() && num_threads > 1 {
+            let registry = Arc::clone(&registry);
+            let heartbeat = thread::Builder::new()
+                .name("sumac-heartbeat".to_owned())
+                .spawn(move || heartbeat_main(&registry));
+            match heartbeat {
+                Ok(handle) => handles.push(handle),
+                Err(error) => spawn_result = Err(error),
+            }
+        }
+        *registry.threads.lock().unwrap_or_else(PoisonError::into_inner) = handles;
+        if let Err(error) = spawn_result {
+            registry.terminate();
+            registry.join_threads();
+            return Err(ThreadPoolBuildError::spawn(error));
+        }
+        Ok(registry)
+    }
+
+    /// Number of worker threads.
+    pub(crate) fn num_threads(&self) -> usize {
+        self.workers.len()
+    }
+
+    /// Per-worker counters.
+    pub(crate) fn stats(&self) -> PoolStats {
+        PoolStats { workers: self.workers.iter().map(|w| w.counters.snapshot()).collect() }
+    }
+
+    /// Drains every worker's trace events, sorted by time.
+    #[cfg(feature = "trace")]
+    pub(crate) fn take_trace(&self) -> Vec<crate::trace::Event> {
+        let mut events: Vec<_> = self.workers.iter().flat_map(|w| w.trace.take()).collect();
+        events.sort_by_key(|event| event.time_ns);
+        events
+    }
+
+    /// Runs `op` on a worker of this registry and returns its result, blocking (or, on a
+    /// worker of another pool, working) until it is done.
+    pub(crate) fn in_worker<OP, R>(self: &Arc<Self>, op: OP) -> R
+    where
+        OP: FnOnce(&WorkerThread) -> R + Send,
+        R: Send,
+    {
+        let current = WorkerThread::current();
+        if current.is_null() {
+            self.in_worker_cold(op)
+        } else {
+            // SAFETY: a non-null thread-local pointer refers to this thread's live worker.
+            let current = unsafe { &*current };
+            if ptr::eq(Arc::as_ptr(&current.registry), Arc::as_ptr(self)) {
+                op(current)
+            } else {
+                self.in_worker_cross(current, op)
+            }
+        }
+    }
+
+    #[cold]
+    fn in_worker_cold<OP, R>(&self, op: OP) -> R
+    where
+        OP: FnOnce(&WorkerThread) -> R + Send,
+        R: Send,
+    {
+        let job = StackJob::new(LockLatch::new(), move || {
+            // SAFETY: injected jobs only run on workers of this registry.
+            op(unsafe { &*WorkerThread::current() })
+        });
+        self.queue.push([job.job_ref()]);
+        job.latch.wait();
+        // SAFETY: the latch is set.
+        unsafe { job.into_result() }
+    }
+
+    #[cold]
+    fn in_worker_cross<OP, R>(&self, current: &WorkerThread, op: OP) -> R
+    where
+        OP: FnOnce(&WorkerThread) -> R + Send,
+        R: Send,
+    {
+        let latch = WorkerLatch::new(&current.registry, current.index);
+        let job = StackJob::new(latch, move || {
+            // SAFETY: injected jobs only run on workers of this registry.
+            op(unsafe { &*WorkerThread::current() })
+        });
+        self.queue.push([job.job_ref()]);
+        current.wait_until(|| job.latch.probe());
+        // SAFETY: the latch is set.
+        unsafe { job.into_result() }
+    }
+
+    /// Queues a heap job: on the calling worker's own list if it belongs to this
+    /// registry (plain stores), else in the shared queue.
+    pub(crate) fn push_job(&self, job: JobRef) {
+        let current = WorkerThread::current();
+        // SAFETY: a non-null thread-local pointer refers to this thread's live worker.
+        if let Some(worker) = unsafe { current.as_ref() } {
+            if ptr::eq(Arc::as_ptr(&worker.registry), self) {
+                // SAFETY: a fresh heap job is live until it runs and is on no list.
+                unsafe { worker.jobs.push(job.0) };
+                return;
+            }
+        }
+        self.queue.push([job]);
+    }
+
+    /// Reports a panic from a `spawn`ed job: the pool's panic handler, or abort.
+    pub(crate) fn handle_panic(&self, payload: PanicPayload) {
+        match &self.panic_handler {
+            Some(handler) => {
+                let handled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| handler(payload)));
+                if handled.is_err() {
+                    eprintln!("sumac: the panic handler panicked; aborting");
+                    std::process::abort();
+                }
+            }
+            None => {
+                eprintln!("sumac: a spawned job panicked and the pool has no panic handler; aborting");
+                std::process::abort();
+            }
+        }
+    }
+
+    /// Asks the workers to exit once all queued work is done.
+    pub(crate) fn terminate(&self) {
+        self.terminating.store(true, Ordering::SeqCst);
+        self.queue.wake_all();
+        let _guard = self.heartbeat_park.lock.lock().unwrap_or_else(PoisonError::into_inner);
+        self.heartbeat_park.signal.notify_all();
+    }
+
+    /// Joins the pool's threads, unless called from one of them (then they are detached).
+    pub(crate) fn join_threads(&self) {
+        let current = WorkerThread::current();
+        // SAFETY: a non-null thread-local pointer refers to this thread's live worker.
+        if let Some(worker) = unsafe { current.as_ref() } {
+            if ptr::eq(Arc::as_ptr(&worker.registry), self) {
+                return;
+            }
+        }
+        let handles = std::mem::take(&mut *self.threads.lock().unwrap_or_else(PoisonError::into_inner));
+        for handle in handles {
+            let _ = handle.join();
+        }
+    }
+
+    fn is_terminating(&self) -> bool {
+        self.terminating.load(Ordering::SeqCst)
+    }
+
+    /// A worker entered its idle phase: ask everyone for work and keep the heartbeat
+    /// thread's parking decision up to date.
+    fn enter_idle(&self, me: usize) {
+        let before = self.idle.fetch_add(1, Ordering::SeqCst);
+        if before == 0 || before + 1 == self.num_threads() {
+            self.unpark_heartbeat();
+        }
+        for (index, worker) in self.workers.iter().enumerate() {
+            if index != me && !worker.heartbeat.load(Ordering::Relaxed) {
+                worker.heartbeat.store(true, Ordering::Relaxed);
+            }
+        }
+    }
+
+    fn leave_idle(&self) {
+        let before = self.idle.fetch_sub(1, Ordering::SeqCst);
+        if before == self.num_threads() || before == 1 {
+            self.unpark_heartbeat();
+        }
+    }
+
+    /// Whether ticking makes sense: someone is busy and someone could take work.
+    fn heartbeat_useful(&self) -> bool {
+        let idle = self.idle.load(Ordering::SeqCst);
+        idle > 0 && idle < self.num_threads()
+    }
+
+    fn unpark_heartbeat(&self) {
+        if self.heartbeat_park.parked.load(Ordering::SeqCst) {
+            let _guard = self.heartbeat_park.lock.lock().unwrap_or_else(PoisonError::into_inner);
+            self.heartbeat_park.signal.notify_all();
+        }
+    }
+}
+
+/// The heartbeat thread: ticks while some workers are busy and some idle, parks otherwise.
+fn heartbeat_main(registry: &Registry) {
+    let park = &registry.heartbeat_park;
+    loop {
+        {
+            let mut guard = park.lock.lock().unwrap_or_else(PoisonError::into_inner);
+            loop {
+                if registry.is_terminating() {
+                    return;
+                }
+                if registry.heartbeat_useful() {
+                    break;
+                }
+                park.parked.store(true, Ordering::SeqCst);
+                // Re-check after announcing we park: `enter_idle`/`leave_idle` change the
+                // idle count first and then look at `parked` (both sequentially consistent).
+                if registry.heartbeat_useful() || registry.is_terminating() {
+                    park.parked.store(false, Ordering::SeqCst);
+                    continue;
+                }
+                guard = park.signal.wait(guard).unwrap_or_else(PoisonError::into_inner);
+                park.parked.store(false, Ordering::SeqCst);
+            }
+        }
+        pause(registry.heartbeat_interval);
+        for worker in registry.workers.iter() {
+            if !worker.heartbeat.load(Ordering::Relaxed) {
+                worker.heartbeat.store(true, Ordering::Relaxed);
+            }
+        }
+    }
+}
+
+/// Waits about `interval`. OS sleeps are only accurate to tens of microseconds, so very
+/// short intervals (used by stress tests) yield in a loop instead.
+fn pause(interval: Duration) {
+    if interval >= Duration::from_micros(50) {
+        thread::sleep(interval);
+    } else {
+        let deadline = Instant::now() + interval;
+        while Instant::now() < deadline {
+            thread::yield_now();
+        }
+    }
+}
+
+fn worker_main(registry: Arc<Registry>, index: usize) {
+    let promotion_gap = registry.heartbeat_interval / 2;
+    let worker = WorkerThread {
+        solo: registry.num_threads() == 1,
+        jobs: JobList::new(),
+        shared: NonNull::from(&*registry.workers[index]),
+        index,
+        last_promotion: Cell::new(Instant::now() - promotion_gap),
+        promotion_gap,
+        registry,
+    };
+    WORKER_THREAD.with(|current| current.set(&worker));
+    let registry = &worker.registry;
+    worker.wait_until(|| registry.is_terminating() && worker.jobs.is_empty() && registry.queue.queued() == 0);
+    WORKER_THREAD.with(|current| current.set(ptr::null()));
+}
+
+impl WorkerThread {
+    /// The calling thread's worker, or null outside any pool.
+    #[inline(always)]
+    pub(crate) fn current() -> *const WorkerThread {
+        WORKER_THREAD.with(Cell::get)
+    }
+
+    #[inline(always)]
+    pub(crate) fn shared(&self) -> &WorkerShared {
+        // SAFETY: points into the registry's worker array, kept alive by `self.registry`.
+        unsafe { self.shared.as_ref() }
+    }
+
+    pub(crate) fn registry(&self) -> &Arc<Registry> {
+        &self.registry
+    }
+
+    pub(crate) fn index(&self) -> usize {
+        self.index
+    }
+
+    /// Counts a fork (plain per-worker counter).
+    #[inline(always)]
+    pub(crate) fn count_fork(&self) {
+        bump(&self.shared().counters.forks, 1);
+    }
+
+    /// The fork path's heartbeat check: one relaxed load and a cold branch.
+    #[inline(always)]
+    pub(crate) fn poll_heartbeat(&self) {
+        if self.shared().heartbeat.load(Ordering::Relaxed) {
+            self.on_heartbeat();
+        }
+    }
+
+    /// The heartbeat fired (or an idle worker asked): promote the oldest forks if anyone
+    /// is waiting for work.
+    #[cold]
+    #[inline(never)]
+    fn on_heartbeat(&self) {
+        let shared = self.shared();
+        shared.heartbeat.store(false, Ordering::Relaxed);
+        bump(&shared.counters.heartbeats, 1);
+        if self.jobs.is_empty() {
+            return;
+        }
+        let registry = &*self.registry;
+        let wanted = registry.idle.load(Ordering::Relaxed).saturating_sub(registry.queue.queued());
+        if wanted == 0 {
+            return;
+        }
+        let now = Instant::now();
+        if now.duration_since(self.last_promotion.get()) < self.promotion_gap {
+            return;
+        }
+        self.last_promotion.set(now);
+        let mut promoted = 0;
+        let oldest_jobs = std::iter::from_fn(|| {
+            let job = self.jobs.pop_oldest()?;
+            // SAFETY: a job on our list is live; we own it.
+            unsafe { job.as_ref() }.set_owner(&registry.queue, self.index);
+            promoted += 1;
+            Some(JobRef(job))
+        });
+        registry.queue.push(oldest_jobs.take(wanted));
+        bump(&shared.counters.promotions, promoted);
+        #[cfg(feature = "trace")]
+        shared.trace.record(self.index, crate::trace::EventKind::Promotion);
+    }
+
+    /// Runs jobs — this worker's own, then shared ones — until `done()` holds, sleeping
+    /// when there are none. `done` must become true only through another thread's action
+    /// that is followed by a [`SharedQueue::wake`] of this worker (or by termination).
+    pub(crate) fn wait_until(&self, done: impl Fn() -> bool) {
+        loop {
+            if done() {
+                return;
+            }
+            if let Some(job) = self.jobs.pop_newest() {
+                // SAFETY: a job popped from our own list is live and LOCAL; marking it
+                // TAKEN gives us the right to run it.
+                unsafe {
+                    let header = job.as_ref();
+                    header.set_owner(&self.registry.queue, self.index);
+                    header.share.store(TAKEN, Ordering::Relaxed);
+                    JobHeader::execute(job);
+                }
+                continue;
+            }
+            if let Some(job) = self.registry.queue.take(false) {
+                self.run_shared(job);
+                continue;
+            }
+            self.idle_until(&done);
+        }
+    }
+
+    /// Runs a job taken from the shared queue.
+    fn run_shared(&self, job: JobRef) {
+        let shared = self.shared();
+        bump(&shared.counters.shared_jobs_run, 1);
+        #[cfg(feature = "trace")]
+        shared.trace.record(self.index, crate::trace::EventKind::JobStart);
+        // SAFETY: `take` moved the job to TAKEN for us.
+        unsafe { JobHeader::execute(job.0) };
+        #[cfg(feature = "trace")]
+        shared.trace.record(self.index, crate::trace::EventKind::JobEnd);
+    }
+
+    /// The idle phase: ask for work, spin briefly, sleep; returns when a job is queued,
+    /// `done()` holds, or this worker was woken.
+    fn idle_until(&self, done: &impl Fn() -> bool) {
+        let registry = &*self.registry;
+        let queue = &registry.queue;
+        registry.enter_idle(self.index);
+        queue.start_searching();
+        'idle: loop {
+            for _ in 0..SPIN_ROUNDS {
+                if queue.queued() > 0 || done() {
+                    break 'idle;
+                }
+                std::hint::spin_loop();
+            }
+            let counters = &self.shared().counters;
+            #[cfg(feature = "trace")]
+            self.shared().trace.record(self.index, crate::trace::EventKind::Sleep);
+            if !queue.sleep(self.index, || !done()) {
+                break;
+            }
+            bump(&counters.sleeps, 1);
+            bump(&counters.wakeups, 1);
+            #[cfg(feature = "trace")]
+            self.shared().trace.record(self.index, crate::trace::EventKind::Wake);
+            // Woken: look once more, then stop idling (the caller re-checks everything).
+            break;
+        }
+        queue.stop_searching();
+        registry.leave_idle();
+    }
+}
+
+/// The global pool, built on first use with default settings unless
+/// [`ThreadPoolBuilder::build_global`] built it first.
+pub(crate) fn global_registry() -> &'static Arc<Registry> {
+    GLOBAL_REGISTRY.get_or_init(|| {
+        Registry::new(ThreadPoolBuilder::new()).expect("sumac: failed to start the global thread pool")
+    })
+}
+
+pub(crate) static GLOBAL_REGISTRY: OnceLock<Arc<Registry>> = OnceLock::new();
+
+/// Sets the global registry; fails if it already exists.
+pub(crate) fn set_global_registry(builder: ThreadPoolBuilder) -> Result<(), ThreadPoolBuildError> {
+    if GLOBAL_REGISTRY.get().is_some() {
+        return Err(ThreadPoolBuildError::global_already_initialized());
+    }
+    let registry = Registry::new(builder)?;
+    GLOBAL_REGISTRY.set(registry).map_err(|registry| {
+        // Another thread initialised it first: shut ours down again.
+        registry.terminate();
+        registry.join_threads();
+        ThreadPoolBuildError::global_already_initialized()
+    })
+}
+
+/// Runs `op` on a worker: the current one, or one of the global pool.
+pub(crate) fn in_worker<OP, R>(op: OP) -> R
+where
+    OP: FnOnce(&WorkerThread) -> R + Send,
+    R: Send,
+{
+    let current = WorkerThread::current();
+    if current.is_null() {
+        global_registry().in_worker_cold(op)
+    } else {
+        // SAFETY: a non-null thread-local pointer refers to this thread's live worker.
+        op(unsafe { &*current })
+    }
+}

@@ -1,0 +1,177 @@
+//! `SharedQueue`: the pool's queue of promoted jobs, and where idle workers sleep.
+//!
+//! This is the only place where workers meet. Busy workers push the forks they promote
+//! at a heartbeat; idle workers take them. Promotions are rare (at most a few per
+//! heartbeat interval per worker), so a mutex-protected FIFO is plenty: the fork path
+//! never comes here.
+//!
+//! # Sleeping without lost wake-ups
+//! A worker that found nothing to do registers itself as asleep *under the queue lock*,
+//! after re-checking the queue and its own wait condition under that lock, then waits on
+//! its own condition variable. Whoever makes progress possible (a push, a finished
+//! stolen job, a finished scope, termination) changes the shared state first and then
+//! takes the lock to wake the sleeper. Either the sleeper's re-check sees the change, or
+//! the waker finds it registered as asleep.
+//!
+//! # Searching workers
+//! `searching` counts workers that are awake without work: spinning briefly before they
+//! sleep, or just woken. A push wakes a sleeper only when nobody is searching, so a
+//! burst of promotions costs at most one system call, and a woken worker that finds more
+//! jobs queued wakes the next one (a wake-up chain).
+
+use std::collections::VecDeque;
+use std::sync::atomic::Ordering;
+
+use crate::job::{JobRef, QUEUED, RECLAIMED, TAKEN};
+use crate::sync::{self, AtomicUsize, Condvar, Mutex, MutexGuard};
+
+struct QueueState {
+    jobs: VecDeque<JobRef>,
+    asleep: Vec<bool>,
+    sleepers: Vec<usize>,
+}
+
+/// The shared queue of promoted jobs and the sleep state of a pool's workers.
+pub(crate) struct SharedQueue {
+    state: Mutex<QueueState>,
+    wake_signals: Box<[Condvar]>,
+    /// `jobs.len()`, readable without the lock.
+    queued: AtomicUsize,
+    /// Workers awake without work (see the module documentation).
+    searching: AtomicUsize,
+}
+
+impl SharedQueue {
+    pub(crate) fn new(num_workers: usize) -> Self {
+        SharedQueue {
+            state: Mutex::new(QueueState {
+                jobs: VecDeque::new(),
+                asleep: vec![false; num_workers],
+                sleepers: Vec::with_capacity(num_workers),
+            }),
+            wake_signals: (0..num_workers).map(|_| Condvar::new()).collect(),
+            queued: AtomicUsize::new(0),
+            searching: AtomicUsize::new(0),
+        }
+    }
+
+    /// How many jobs wait in the queue (a hint: it may change at any time).
+    #[inline]
+    pub(crate) fn queued(&self) -> usize {
+        self.queued.load(Ordering::Relaxed)
+    }
+
+    /// Marks the calling worker as searching (awake without work).
+    pub(crate) fn start_searching(&self) {
+        self.searching.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// The calling worker stopped searching (it found work or its wait is over).
+    pub(crate) fn stop_searching(&self) {
+        let previous = self.searching.fetch_sub(1, Ordering::SeqCst);
+        debug_assert!(previous > 0, "searching count underflow");
+    }
+
+    /// Shares jobs: each must be in state `LOCAL`, with its owner recorded if it is a
+    /// `JoinFrame`. Wakes a sleeping worker if nobody is searching.
+    pub(crate) fn push(&self, jobs: impl IntoIterator<Item = JobRef>) {
+        let mut state = sync::lock(&self.state);
+        for job in jobs {
+            // SAFETY: the job is live: its owner keeps it alive until it is DONE or
+            // RECLAIMED, and neither can happen before it is in the queue.
+            unsafe { job.header() }.share.store(QUEUED, Ordering::Relaxed);
+            state.jobs.push_back(job);
+        }
+        self.queued.store(state.jobs.len(), Ordering::Relaxed);
+        if self.searching.load(Ordering::SeqCst) == 0 {
+            self.wake_one(&mut state);
+        }
+    }
+
+    /// Takes the oldest queued job, moving it to `TAKEN`: the caller must run it.
+    /// `caller_searching` says whether the caller is counted in `searching`.
+    pub(crate) fn take(&self, caller_searching: bool) -> Option<JobRef> {
+        if self.queued() == 0 {
+            return None;
+        }
+        let mut state = sync::lock(&self.state);
+        let job = state.jobs.pop_front()?;
+        // SAFETY: a queued job is live (see `push`).
+        let header = unsafe { job.header() };
+        debug_assert_eq!(header.share.load(Ordering::Relaxed), QUEUED);
+        header.share.store(TAKEN, Ordering::Relaxed);
+        self.queued.store(state.jobs.len(), Ordering::Relaxed);
+        let others_searching = self.searching.load(Ordering::SeqCst) - usize::from(caller_searching);
+        if !state.jobs.is_empty() && others_searching == 0 {
+            self.wake_one(&mut state);
+        }
+        Some(job)
+    }
+
+    /// Takes `job` back out of the queue if nobody has started it (`QUEUED → RECLAIMED`).
+    /// Returns false if another thread took it.
+    pub(crate) fn reclaim(&self, job: JobRef) -> bool {
+        let mut state = sync::lock(&self.state);
+        // SAFETY: the caller owns the job, which is alive until it returns.
+        let header = unsafe { job.header() };
+        if header.share.load(Ordering::Relaxed) != QUEUED {
+            return false;
+        }
+        let position = state.jobs.iter().position(|&queued| queued == job);
+        let position = position.expect("a QUEUED job must be in the queue");
+        state.jobs.remove(position);
+        header.share.store(RECLAIMED, Ordering::Relaxed);
+        self.queued.store(state.jobs.len(), Ordering::Relaxed);
+        true
+    }
+
+    /// Puts worker `index` to sleep unless a job is queued or `keep_waiting` (evaluated
+    /// under the lock) says the wait is over. The caller must be searching; it is still
+    /// counted as searching when this returns. Returns whether it slept.
+    pub(crate) fn sleep(&self, index: usize, keep_waiting: impl Fn() -> bool) -> bool {
+        let mut state = sync::lock(&self.state);
+        if !state.jobs.is_empty() || !keep_waiting() {
+            return false;
+        }
+        debug_assert!(!state.asleep[index]);
+        state.asleep[index] = true;
+        state.sleepers.push(index);
+        self.stop_searching();
+        while state.asleep[index] {
+            state = sync::wait(&self.wake_signals[index], state);
+        }
+        // The waker counted us as searching again.
+        true
+    }
+
+    /// Wakes worker `index` if it is asleep.
+    pub(crate) fn wake(&self, index: usize) {
+        let mut state = sync::lock(&self.state);
+        if state.asleep[index] {
+            let position = state.sleepers.iter().rposition(|&sleeper| sleeper == index);
+            state.sleepers.swap_remove(position.expect("an asleep worker is a sleeper"));
+            self.wake_locked(&mut state, index);
+        }
+    }
+
+    /// Wakes every sleeping worker (termination).
+    pub(crate) fn wake_all(&self) {
+        let mut state = sync::lock(&self.state);
+        while let Some(index) = state.sleepers.pop() {
+            self.wake_locked(&mut state, index);
+        }
+    }
+
+    fn wake_one(&self, state: &mut MutexGuard<'_, QueueState>) {
+        if let Some(index) = state.sleepers.pop() {
+            self.wake_locked(state, index);
+        }
+    }
+
+    fn wake_locked(&self, state: &mut MutexGuard<'_, QueueState>, index: usize) {
+        debug_assert!(state.asleep[index]);
+        state.asleep[index] = false;
+        self.start_searching();
+        self.wake_signals[index].notify_one();
+    }
+}

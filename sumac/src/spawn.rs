@@ -1,0 +1,50 @@
+//! `spawn`: fire-and-forget jobs on the global pool.
+
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::Arc;
+
+use crate::job::HeapJob;
+use crate::registry::{self, Registry, WorkerThread};
+
+/// Runs `func` on the global pool some time later, without waiting for it.
+///
+/// On a worker of the global pool the job goes on that worker's own list, like a fork.
+///
+/// ```
+/// let (sender, receiver) = std::sync::mpsc::channel();
+/// sumac::spawn(move || sender.send(6 * 7).unwrap());
+/// assert_eq!(receiver.recv().unwrap(), 42);
+/// ```
+///
+/// The closure must be `Send` and `'static`:
+///
+/// ```compile_fail
+/// let shared = std::rc::Rc::new(1);
+/// sumac::spawn(move || drop(shared));
+/// ```
+///
+/// # Panics
+/// A panic in `func` goes to the pool's panic handler
+/// ([`ThreadPoolBuilder::panic_handler`](crate::ThreadPoolBuilder::panic_handler)); with
+/// none configured the process aborts, as in Rayon.
+pub fn spawn<F>(func: F)
+where
+    F: FnOnce() + Send + 'static,
+{
+    spawn_in(registry::global_registry(), func);
+}
+
+/// Spawns `func` into the pool of `registry`.
+pub(crate) fn spawn_in<F>(registry: &Arc<Registry>, func: F)
+where
+    F: FnOnce() + Send + 'static,
+{
+    let job = HeapJob::into_job_ref(move || {
+        if let Err(payload) = panic::catch_unwind(AssertUnwindSafe(func)) {
+            // SAFETY: heap jobs only run on workers, whose thread-local pointer is set.
+            let worker = unsafe { &*WorkerThread::current() };
+            worker.registry().handle_panic(payload);
+        }
+    });
+    registry.push_job(job);
+}

@@ -1,0 +1,40 @@
+//! Synchronisation primitives, switched to loom's model-checked versions under `cfg(loom)`.
+//!
+//! Only the hand-off protocol (the shared queue, its sleep/wake logic and the latches)
+//! goes through this module, so that `cargo test --cfg loom` can explore its
+//! interleavings. Worker-local state uses plain `Cell`s and never needs it.
+
+#[cfg(loom)]
+pub(crate) use loom::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize};
+#[cfg(loom)]
+pub(crate) use loom::sync::{Condvar, Mutex, MutexGuard};
+
+#[cfg(not(loom))]
+pub(crate) use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize};
+#[cfg(not(loom))]
+pub(crate) use std::sync::{Condvar, Mutex, MutexGuard};
+
+/// Locks `mutex`, ignoring poisoning: the state it protects is kept consistent by
+/// code that never panics while holding the lock.
+pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    #[cfg(loom)]
+    {
+        mutex.lock().unwrap()
+    }
+    #[cfg(not(loom))]
+    {
+        mutex.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+/// Waits on `condvar`, ignoring poisoning (see [`lock`]).
+pub(crate) fn wait<'a, T>(condvar: &Condvar, guard: MutexGuard<'a, T>) -> MutexGuard<'a, T> {
+    #[cfg(loom)]
+    {
+        condvar.wait(guard).unwrap()
+    }
+    #[cfg(not(loom))]
+    {
+        condvar.wait(guard).unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}

@@ -1,0 +1,73 @@
+//! Helpers shared by the integration tests.
+#![allow(dead_code)]
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// A pool whose heartbeat fires every microsecond, so that the sharing paths (promotion,
+/// stealing, reclaiming, waiting) run all the time.
+pub fn stress_pool(threads: usize) -> sumac::ThreadPool {
+    sumac::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .heartbeat_interval(Duration::from_micros(1))
+        .build()
+        .expect("build stress pool")
+}
+
+/// Plain fork-join fibonacci.
+pub fn fib(n: u64) -> u64 {
+    if n < 2 {
+        return n;
+    }
+    let (a, b) = sumac::join(|| fib(n - 1), || fib(n - 2));
+    a + b
+}
+
+pub fn fib_seq(n: u64) -> u64 {
+    if n < 2 {
+        n
+    } else {
+        fib_seq(n - 1) + fib_seq(n - 2)
+    }
+}
+
+/// Counts live instances: creation increments `created`, drop increments `dropped`.
+pub struct DropCounter {
+    pub created: Arc<AtomicUsize>,
+    pub dropped: Arc<AtomicUsize>,
+}
+
+impl DropCounter {
+    pub fn new() -> Self {
+        DropCounter { created: Arc::new(AtomicUsize::new(0)), dropped: Arc::new(AtomicUsize::new(0)) }
+    }
+
+    pub fn token(&self) -> DropToken {
+        self.created.fetch_add(1, Ordering::SeqCst);
+        DropToken { dropped: Arc::clone(&self.dropped) }
+    }
+
+    pub fn created(&self) -> usize {
+        self.created.load(Ordering::SeqCst)
+    }
+
+    pub fn dropped(&self) -> usize {
+        self.dropped.load(Ordering::SeqCst)
+    }
+}
+
+pub struct DropToken {
+    dropped: Arc<AtomicUsize>,
+}
+
+impl Drop for DropToken {
+    fn drop(&mut self) {
+        self.dropped.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+/// Number of threads of this process (Linux), to detect leaked threads.
+pub fn process_thread_count() -> usize {
+    std::fs::read_dir("/proc/self/task").map(|dir| dir.count()).unwrap_or(0)
+}

@@ -1,0 +1,30 @@
+//! An idle pool burns no CPU: workers sleep and the heartbeat thread parks.
+//! (Its own test binary, so that no other test's threads run meanwhile.)
+mod common;
+
+use std::time::Duration;
+
+/// User plus system CPU time of the whole process, from `/proc/self/stat`, in seconds.
+fn process_cpu_seconds() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").expect("read /proc/self/stat");
+    // Fields after the parenthesised command name; utime and stime are fields 14 and 15.
+    let after_name = &stat[stat.rfind(')').expect("stat format") + 2..];
+    let fields: Vec<&str> = after_name.split_whitespace().collect();
+    let utime: f64 = fields[11].parse().expect("utime");
+    let stime: f64 = fields[12].parse().expect("stime");
+    // Clock ticks are 100 per second on Linux.
+    (utime + stime) / 100.0
+}
+
+#[test]
+fn idle_pool_of_four_uses_under_five_percent_of_a_core() {
+    let pool = sumac::ThreadPoolBuilder::new().num_threads(4).build().unwrap();
+    // A burst of work first, so that every thread (heartbeat included) has run.
+    assert_eq!(pool.install(|| common::fib(25)), common::fib_seq(25));
+    std::thread::sleep(Duration::from_millis(100));
+    let before = process_cpu_seconds();
+    std::thread::sleep(Duration::from_secs(1));
+    let used = process_cpu_seconds() - before;
+    assert!(used < 0.05, "an idle pool used {used:.3} CPU-seconds in one second");
+    drop(pool);
+}

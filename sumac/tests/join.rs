@@ -1,0 +1,191 @@
+//! `join`: results, panics in every closure position, and nesting.
+mod common;
+
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+use common::{fib, fib_seq, stress_pool, DropCounter};
+
+#[test]
+fn join_returns_both_results_on_every_pool_size() {
+    for threads in [1, 2, 3, 4, 8] {
+        let pool = stress_pool(threads);
+        assert_eq!(pool.install(|| fib(22)), fib_seq(22), "{threads} threads");
+        assert_eq!(pool.join(|| 1, || "two"), (1, "two"));
+    }
+}
+
+#[test]
+fn join_outside_any_pool_uses_the_global_pool() {
+    assert_eq!(fib(18), fib_seq(18));
+    let (a, b) = sumac::join(sumac::current_thread_index, sumac::current_thread_index);
+    assert!(a.is_some() && b.is_some(), "both closures run on global workers");
+}
+
+#[test]
+fn join_borrows_mutably_disjoint_data() {
+    let mut left = vec![0; 100];
+    let mut right = vec![0; 100];
+    let pool = stress_pool(4);
+    pool.install(|| {
+        sumac::join(|| left.iter_mut().for_each(|x| *x = 1), || right.iter_mut().for_each(|x| *x = 2))
+    });
+    assert!(left.iter().all(|&x| x == 1) && right.iter().all(|&x| x == 2));
+}
+
+fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_owned()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "<unknown>".to_owned()
+    }
+}
+
+#[test]
+fn panic_in_first_closure_still_runs_second() {
+    let pool = stress_pool(4);
+    for _ in 0..100 {
+        let ran_b = AtomicBool::new(false);
+        let result = panic::catch_unwind(AssertUnwindSafe(|| {
+            pool.install(|| sumac::join(|| panic!("a"), || ran_b.store(true, Ordering::SeqCst)))
+        }));
+        assert_eq!(panic_message(result.unwrap_err()), "a");
+        assert!(ran_b.load(Ordering::SeqCst), "b must run to completion before join unwinds");
+    }
+}
+
+#[test]
+fn panic_in_second_closure_is_propagated_after_first_finished() {
+    let pool = stress_pool(4);
+    for _ in 0..100 {
+        let ran_a = AtomicBool::new(false);
+        let result = panic::catch_unwind(AssertUnwindSafe(|| {
+            pool.install(|| {
+                sumac::join(
+                    || {
+                        fib(10);
+                        ran_a.store(true, Ordering::SeqCst)
+                    },
+                    || panic!("b"),
+                )
+            })
+        }));
+        assert_eq!(panic_message(result.unwrap_err()), "b");
+        assert!(ran_a.load(Ordering::SeqCst));
+    }
+}
+
+#[test]
+fn first_closure_panic_wins_when_both_panic() {
+    let pool = stress_pool(4);
+    for _ in 0..100 {
+        let result = panic::catch_unwind(AssertUnwindSafe(|| pool.install(|| sumac::join(|| panic!("a"), || panic!("b")))));
+        assert_eq!(panic_message(result.unwrap_err()), "a");
+    }
+    assert_eq!(pool.install(|| fib(15)), fib_seq(15), "the pool stays usable");
+}
+
+/// The Chili use-after-free: the inline closure panics while the other one was handed to
+/// another thread. `join` must wait until the thief is done with the stack frame. The
+/// thief writes to data on the joining frame's stack, and checks it is still intact.
+#[test]
+fn inline_panic_waits_for_stolen_closure() {
+    let pool = stress_pool(4);
+    let stolen_runs = AtomicUsize::new(0);
+    let before = pool.stats();
+    for round in 0..300 {
+        let result = panic::catch_unwind(AssertUnwindSafe(|| {
+            pool.install(|| {
+                nested_panicking_join(6, round, &stolen_runs);
+            })
+        }));
+        assert!(result.is_err());
+    }
+    let delta = pool.stats().since(&before).total();
+    assert!(delta.promotions > 0, "the test must exercise shared closures: {delta:?}");
+    assert_eq!(pool.install(|| fib(18)), fib_seq(18), "the pool stays usable");
+}
+
+fn nested_panicking_join(depth: u32, round: usize, counter: &AtomicUsize) -> u64 {
+    let guard = [round as u64; 16]; // lives in this frame; the second closure reads it
+    let (a, b) = sumac::join(
+        || {
+            if depth == 0 {
+                // Give the heartbeat a chance to promote the sibling first.
+                std::hint::black_box(fib_seq(12));
+                panic!("inline closure panics");
+            }
+            nested_panicking_join(depth - 1, round, counter)
+        },
+        || {
+            let before = guard;
+            std::hint::black_box(fib_seq(14));
+            assert_eq!(before, guard, "the joining frame must stay alive");
+            counter.fetch_add(1, Ordering::Relaxed);
+            guard.iter().sum::<u64>()
+        },
+    );
+    a + b
+}
+
+#[test]
+fn join_closures_are_dropped_exactly_once() {
+    let pool = stress_pool(4);
+    let counter = DropCounter::new();
+    fn tree(depth: u32, counter: &DropCounter) -> u64 {
+        if depth == 0 {
+            return 1;
+        }
+        let left = counter.token();
+        let right = counter.token();
+        let (a, b) = sumac::join(
+            move || {
+                let _token = left;
+                tree(depth - 1, counter)
+            },
+            move || {
+                let _token = right;
+                tree(depth - 1, counter)
+            },
+        );
+        a + b
+    }
+    for _ in 0..20 {
+        assert_eq!(pool.install(|| tree(10, &counter)), 1024);
+    }
+    assert_eq!(counter.created(), counter.dropped());
+    assert_eq!(counter.created(), 20 * 2 * 1023);
+}
+
+#[test]
+fn deep_recursion_with_large_stacks() {
+    let pool = sumac::ThreadPoolBuilder::new()
+        .num_threads(2)
+        .stack_size(512 << 20)
+        .heartbeat_interval(std::time::Duration::from_micros(20))
+        .build()
+        .unwrap();
+    fn chain(depth: u64) -> u64 {
+        if depth == 0 {
+            return 0;
+        }
+        let (a, b) = sumac::join(|| chain(depth - 1), || 1);
+        a + b
+    }
+    assert_eq!(pool.install(|| chain(100_000)), 100_000);
+}
+
+#[test]
+fn stats_count_forks_and_sharing() {
+    let pool = stress_pool(4);
+    let before = pool.stats();
+    pool.install(|| fib(20));
+    let delta = pool.stats().since(&before);
+    assert_eq!(delta.workers.len(), 4);
+    let total = delta.total();
+    // fib(20) with a join above 1 performs fib(21) - 1 joins.
+    assert_eq!(total.forks, fib_seq(21) - 1);
+    assert!(total.shared_jobs_run >= 1, "the installed job itself comes from the queue");
+}

@@ -1,0 +1,177 @@
+//! Thread pools: building, errors, nesting without deadlock, shutdown.
+mod common;
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Barrier};
+use std::time::Duration;
+
+use common::{fib, fib_seq, process_thread_count, stress_pool};
+use sumac::{ThreadPoolBuildErrorKind, ThreadPoolBuilder};
+
+#[test]
+fn zero_heartbeat_interval_is_an_error() {
+    let error = ThreadPoolBuilder::new().heartbeat_interval(Duration::ZERO).build().unwrap_err();
+    assert_eq!(error.kind(), ThreadPoolBuildErrorKind::ZeroHeartbeatInterval);
+    assert!(error.to_string().contains("heartbeat"));
+}
+
+#[test]
+fn zero_threads_means_one_per_core() {
+    let pool = ThreadPoolBuilder::new().num_threads(0).build().unwrap();
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    assert_eq!(pool.current_num_threads(), cores);
+}
+
+#[test]
+fn thread_names_and_indices() {
+    let pool = ThreadPoolBuilder::new().num_threads(3).thread_name(|i| format!("test-worker-{i}")).build().unwrap();
+    let (name, index) = pool.install(|| (std::thread::current().name().map(str::to_owned), sumac::current_thread_index()));
+    let index = index.expect("inside the pool");
+    assert!(index < 3);
+    assert_eq!(name.as_deref(), Some(format!("test-worker-{index}").as_str()));
+    assert!(pool.install(|| pool.current_thread_index()).is_some_and(|i| i < 3));
+    assert_eq!(pool.current_thread_index(), None);
+    assert_eq!(pool.install(sumac::current_num_threads), 3);
+}
+
+#[test]
+fn install_propagates_panics_and_the_pool_survives() {
+    let pool = stress_pool(2);
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| pool.install(|| panic!("inside"))));
+    assert!(result.is_err());
+    assert_eq!(pool.install(|| fib(15)), fib_seq(15));
+}
+
+#[test]
+fn install_into_itself_runs_inline() {
+    let pool = stress_pool(2);
+    let result = pool.install(|| {
+        let outer = sumac::current_thread_index();
+        pool.install(|| (outer, sumac::current_thread_index(), fib(12)))
+    });
+    assert_eq!(result.0, result.1, "a pool installing into itself stays on the same worker");
+    assert_eq!(result.2, fib_seq(12));
+}
+
+#[test]
+fn install_into_another_pool_from_inside_a_pool() {
+    let outer = stress_pool(2);
+    let inner = stress_pool(3);
+    let result = outer.install(|| {
+        let (a, b) = sumac::join(|| inner.install(|| fib(16)), || inner.install(sumac::current_num_threads));
+        (a, b, sumac::current_num_threads())
+    });
+    assert_eq!(result, (fib_seq(16), 3, 2));
+}
+
+#[test]
+fn two_pools_installing_into_each_other() {
+    let a = Arc::new(stress_pool(2));
+    let b = Arc::new(stress_pool(2));
+    let total: u64 = a.install(|| {
+        let (x, y) = sumac::join(
+            || b.install(|| a.install(|| b.install(|| fib(12)))),
+            || b.install(|| sumac::join(|| a.install(|| fib(11)), || fib(10))),
+        );
+        x + y.0 + y.1
+    });
+    assert_eq!(total, fib_seq(12) + fib_seq(11) + fib_seq(10));
+    // Many rounds from several external threads at once, crossing both ways.
+    std::thread::scope(|threads| {
+        for t in 0..4 {
+            let (a, b) = (Arc::clone(&a), Arc::clone(&b));
+            threads.spawn(move || {
+                for _ in 0..50 {
+                    let (first, second) = if t % 2 == 0 { (&a, &b) } else { (&b, &a) };
+                    let value = first.install(|| second.install(|| first.install(|| fib(9))));
+                    assert_eq!(value, fib_seq(9));
+                }
+            });
+        }
+    });
+}
+
+#[test]
+fn join_and_scope_from_many_external_threads() {
+    let pool = Arc::new(stress_pool(3));
+    let barrier = Arc::new(Barrier::new(8));
+    let done = Arc::new(AtomicUsize::new(0));
+    std::thread::scope(|threads| {
+        for t in 0..8 {
+            let (pool, barrier, done) = (Arc::clone(&pool), Arc::clone(&barrier), Arc::clone(&done));
+            threads.spawn(move || {
+                barrier.wait();
+                for _ in 0..30 {
+                    if t % 2 == 0 {
+                        assert_eq!(pool.join(|| fib(12), || fib(11)), (fib_seq(12), fib_seq(11)));
+                    } else {
+                        let count = AtomicUsize::new(0);
+                        pool.scope(|s| {
+                            for _ in 0..5 {
+                                s.spawn(|_| {
+                                    count.fetch_add(1, Ordering::SeqCst);
+                                });
+                            }
+                        });
+                        assert_eq!(count.load(Ordering::SeqCst), 5);
+                    }
+                    // The global pool too.
+                    assert_eq!(sumac::join(|| fib(8), || 1), (fib_seq(8), 1));
+                }
+                done.fetch_add(1, Ordering::SeqCst);
+            });
+        }
+    });
+    assert_eq!(done.load(Ordering::SeqCst), 8);
+}
+
+#[test]
+fn dropping_pools_joins_their_threads() {
+    // Warm up the global pool (and any lazily started threads) first.
+    sumac::join(|| (), || ());
+    let before = process_thread_count();
+    for threads in [1, 2, 4] {
+        let pool = stress_pool(threads);
+        assert_eq!(pool.install(|| fib(15)), fib_seq(15));
+        drop(pool);
+    }
+    // Other tests of this binary may be running: wait until the count settles back.
+    let mut after = process_thread_count();
+    for _ in 0..200 {
+        if after <= before {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+        after = process_thread_count();
+    }
+    assert!(after <= before, "threads leaked: {before} before, {after} after");
+}
+
+#[test]
+fn dropping_a_pool_runs_queued_spawns_first() {
+    let count = Arc::new(AtomicUsize::new(0));
+    let pool = stress_pool(2);
+    for _ in 0..100 {
+        let count = Arc::clone(&count);
+        pool.spawn(move || {
+            fib(10);
+            count.fetch_add(1, Ordering::SeqCst);
+        });
+    }
+    drop(pool);
+    assert_eq!(count.load(Ordering::SeqCst), 100);
+}
+
+#[test]
+fn dropping_a_pool_from_its_own_worker_detaches() {
+    let pool = Arc::new(stress_pool(2));
+    let (sender, receiver) = std::sync::mpsc::channel();
+    let inner = Arc::clone(&pool);
+    pool.spawn(move || {
+        // The last reference may be dropped here, on one of the pool's own workers.
+        drop(inner);
+        sender.send(()).unwrap();
+    });
+    drop(pool);
+    receiver.recv_timeout(Duration::from_secs(10)).expect("the spawned job ran");
+}

@@ -1,0 +1,220 @@
+//! `scope`, `Scope::spawn` and `spawn`: completion, borrowing, panics, leaks.
+mod common;
+
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{mpsc, Arc};
+
+use common::{fib, fib_seq, stress_pool, DropCounter};
+
+#[test]
+fn scope_waits_for_all_spawned_work_transitively() {
+    let pool = stress_pool(4);
+    for _ in 0..50 {
+        let count = AtomicUsize::new(0);
+        pool.scope(|s| {
+            for _ in 0..10 {
+                s.spawn(|s| {
+                    count.fetch_add(1, Ordering::SeqCst);
+                    for _ in 0..10 {
+                        s.spawn(|_| {
+                            fib(8);
+                            count.fetch_add(1, Ordering::SeqCst);
+                        });
+                    }
+                });
+            }
+        });
+        assert_eq!(count.load(Ordering::SeqCst), 110);
+    }
+}
+
+#[test]
+fn scope_spawns_borrow_and_mutate_disjoint_data() {
+    let pool = stress_pool(3);
+    let mut chunks = vec![vec![0u64; 64]; 16];
+    pool.scope(|s| {
+        for (i, chunk) in chunks.iter_mut().enumerate() {
+            s.spawn(move |_| chunk.iter_mut().for_each(|x| *x = i as u64));
+        }
+    });
+    for (i, chunk) in chunks.iter().enumerate() {
+        assert!(chunk.iter().all(|&x| x == i as u64));
+    }
+}
+
+#[test]
+fn scope_returns_the_body_result_and_works_outside_pools() {
+    let value = sumac::scope(|s| {
+        s.spawn(|_| {
+            fib(10);
+        });
+        42
+    });
+    assert_eq!(value, 42);
+}
+
+#[test]
+fn scope_inside_join_inside_scope() {
+    let pool = stress_pool(4);
+    let total = AtomicUsize::new(0);
+    pool.scope(|outer| {
+        for _ in 0..8 {
+            outer.spawn(|_| {
+                let (a, b) = sumac::join(
+                    || {
+                        sumac::scope(|inner| {
+                            for _ in 0..4 {
+                                inner.spawn(|_| {
+                                    total.fetch_add(1, Ordering::SeqCst);
+                                });
+                            }
+                        });
+                        1
+                    },
+                    || fib(12),
+                );
+                assert_eq!(a + b, 1 + fib_seq(12));
+            });
+        }
+    });
+    assert_eq!(total.load(Ordering::SeqCst), 32);
+}
+
+#[test]
+fn spawn_from_a_foreign_thread_inside_a_scope() {
+    let pool = stress_pool(2);
+    let count = AtomicUsize::new(0);
+    pool.scope(|s| {
+        std::thread::scope(|threads| {
+            threads.spawn(|| {
+                for _ in 0..10 {
+                    s.spawn(|_| {
+                        count.fetch_add(1, Ordering::SeqCst);
+                    });
+                }
+            });
+        });
+    });
+    assert_eq!(count.load(Ordering::SeqCst), 10);
+}
+
+#[test]
+fn scope_reraises_a_spawned_panic_after_all_work_finished() {
+    let pool = stress_pool(4);
+    for _ in 0..50 {
+        let finished = AtomicUsize::new(0);
+        let result = panic::catch_unwind(AssertUnwindSafe(|| {
+            pool.scope(|s| {
+                s.spawn(|_| panic!("spawned"));
+                for _ in 0..8 {
+                    s.spawn(|_| {
+                        fib(12);
+                        finished.fetch_add(1, Ordering::SeqCst);
+                    });
+                }
+            })
+        }));
+        assert!(result.is_err());
+        assert_eq!(finished.load(Ordering::SeqCst), 8, "every other job finished before the re-raise");
+    }
+    assert_eq!(pool.install(|| fib(15)), fib_seq(15));
+}
+
+#[test]
+fn scope_body_panic_wins_and_spawned_work_still_completes() {
+    let pool = stress_pool(4);
+    let finished = AtomicUsize::new(0);
+    let result = panic::catch_unwind(AssertUnwindSafe(|| {
+        pool.scope(|s| {
+            for _ in 0..8 {
+                s.spawn(|_| {
+                    fib(12);
+                    finished.fetch_add(1, Ordering::SeqCst);
+                });
+            }
+            s.spawn(|_| panic!("spawned"));
+            panic!("body");
+        })
+    }));
+    let payload = result.unwrap_err();
+    assert_eq!(payload.downcast_ref::<&str>(), Some(&"body"));
+    assert_eq!(finished.load(Ordering::SeqCst), 8);
+}
+
+#[test]
+fn scope_jobs_are_dropped_exactly_once() {
+    let pool = stress_pool(4);
+    let counter = DropCounter::new();
+    for _ in 0..20 {
+        pool.scope(|s| {
+            for _ in 0..50 {
+                let token = counter.token();
+                s.spawn(move |s| {
+                    let inner = token;
+                    s.spawn(move |_| drop(inner));
+                });
+            }
+        });
+    }
+    assert_eq!(counter.created(), 1000);
+    assert_eq!(counter.dropped(), 1000);
+}
+
+#[test]
+fn pool_spawn_runs_and_reports_panics_to_the_handler() {
+    let panics = Arc::new(AtomicUsize::new(0));
+    let seen = Arc::clone(&panics);
+    let pool = sumac::ThreadPoolBuilder::new()
+        .num_threads(3)
+        .heartbeat_interval(std::time::Duration::from_micros(1))
+        .panic_handler(move |payload| {
+            assert_eq!(payload.downcast_ref::<&str>(), Some(&"spawned panic"));
+            seen.fetch_add(1, Ordering::SeqCst);
+        })
+        .build()
+        .unwrap();
+    let (sender, receiver) = mpsc::channel();
+    for i in 0..20 {
+        let sender = sender.clone();
+        pool.spawn(move || {
+            if i % 4 == 0 {
+                panic!("spawned panic");
+            }
+            sender.send(i).unwrap();
+        });
+    }
+    drop(sender);
+    let mut received: Vec<i32> = receiver.iter().collect();
+    received.sort_unstable();
+    assert_eq!(received, (0..20).filter(|i| i % 4 != 0).collect::<Vec<_>>());
+    drop(pool); // joins the workers after the queued work ran
+    assert_eq!(panics.load(Ordering::SeqCst), 5);
+}
+
+#[test]
+fn global_spawn_runs() {
+    let (sender, receiver) = mpsc::channel();
+    for i in 0..10 {
+        let sender = sender.clone();
+        sumac::spawn(move || sender.send(i).unwrap());
+    }
+    drop(sender);
+    let mut received: Vec<i32> = receiver.iter().collect();
+    received.sort_unstable();
+    assert_eq!(received, (0..10).collect::<Vec<_>>());
+}
+
+#[test]
+fn spawn_inside_a_worker_goes_on_its_list_and_still_runs() {
+    let pool = stress_pool(2);
+    let (sender, receiver) = mpsc::channel();
+    pool.install(|| {
+        for i in 0..100 {
+            let sender = sender.clone();
+            pool.spawn(move || sender.send(i).unwrap());
+        }
+    });
+    drop(sender);
+    assert_eq!(receiver.iter().count(), 100);
+}
