@@ -15,7 +15,11 @@ fn build(from: i64, to: i64) -> Option<Box<Node>> {
         return None;
     }
     let mid = from + (to - from) / 2;
-    Some(Box::new(Node { value: mid, left: build(from, mid - 1), right: build(mid + 1, to) }))
+    Some(Box::new(Node {
+        value: mid,
+        left: build(from, mid - 1),
+        right: build(mid + 1, to),
+    }))
 }
 
 fn sum_seq(node: &Node) -> i64 {
@@ -50,16 +54,73 @@ fn time_per_node(nodes: i64, run: impl Fn() -> i64) -> f64 {
     best
 }
 
+fn fib(n: u64) -> u64 {
+    if n <= 1 {
+        return n;
+    }
+    let (a, b) = sumac::join(|| fib(n - 1), || fib(n - 2));
+    a + b
+}
+
+fn fib_seq(n: u64) -> u64 {
+    if n <= 1 {
+        n
+    } else {
+        fib_seq(n - 1) + fib_seq(n - 2)
+    }
+}
+
+/// Usage: `fork_overhead [NODES[,NODES...]] [THREADS...]` (default: 1000,10000000 nodes on
+/// 1 and 2 threads), then fib(30) with a join per call.
 fn main() {
-    let threads: Vec<usize> = std::env::args().skip(1).map(|a| a.parse().expect("thread count")).collect();
-    let threads = if threads.is_empty() { vec![1, 2] } else { threads };
-    for nodes in [1_000i64, 10_000_000] {
+    let mut args = std::env::args().skip(1);
+    let sizes: Vec<i64> = match args.next() {
+        Some(list) => list
+            .split(',')
+            .map(|n| n.parse().expect("node count"))
+            .collect(),
+        None => vec![1_000, 10_000_000],
+    };
+    let threads: Vec<usize> = args.map(|a| a.parse().expect("thread count")).collect();
+    let threads = if threads.is_empty() {
+        vec![1, 2]
+    } else {
+        threads
+    };
+    let fib_n = 30;
+    let start = Instant::now();
+    let expected = black_box(fib_seq(fib_n));
+    let seq = start.elapsed();
+    println!("fib({fib_n})  seq  {:8.2} ms", seq.as_secs_f64() * 1e3);
+    for &n in &threads {
+        let pool = sumac::ThreadPoolBuilder::new()
+            .num_threads(n)
+            .build()
+            .unwrap();
+        let best = (0..5)
+            .map(|_| {
+                let start = Instant::now();
+                assert_eq!(pool.install(|| fib(black_box(fib_n))), expected);
+                start.elapsed()
+            })
+            .min()
+            .unwrap();
+        println!(
+            "fib({fib_n})  x{n:<2}  {:8.2} ms  ({:.3}x seq)",
+            best.as_secs_f64() * 1e3,
+            best.as_secs_f64() / seq.as_secs_f64()
+        );
+    }
+    for nodes in sizes {
         let tree = build(1, nodes).unwrap();
         let expected = sum_seq(&tree);
         let seq = time_per_node(nodes, || sum_seq(black_box(&tree)));
         println!("{nodes:>10} nodes  seq        {seq:7.3} ns/node");
         for &n in &threads {
-            let pool = sumac::ThreadPoolBuilder::new().num_threads(n).build().unwrap();
+            let pool = sumac::ThreadPoolBuilder::new()
+                .num_threads(n)
+                .build()
+                .unwrap();
             let before = pool.stats();
             let per_node = pool.install(|| {
                 assert_eq!(sum_join(&tree), expected);

@@ -85,7 +85,8 @@ impl JobHeader {
     /// Records whom to wake when this job is done. The owner calls this before the job
     /// leaves `LOCAL` (to be promoted, or run by the owner itself while it waits).
     pub(crate) fn set_owner(&self, queue: &SharedQueue, index: usize) {
-        self.owner.set(MaybeUninit::new((NonNull::from(queue), index)));
+        self.owner
+            .set(MaybeUninit::new((NonNull::from(queue), index)));
     }
 
     /// Runs the job.
@@ -283,7 +284,10 @@ where
     /// The closure may borrow data that outlives the job (a scope's data): the caller
     /// guarantees that the job runs before that data is gone.
     pub(crate) fn into_job_ref(func: F) -> JobRef {
-        let boxed = Box::new(HeapJob { header: JobHeader::new(Self::run), func });
+        let boxed = Box::new(HeapJob {
+            header: JobHeader::new(Self::run),
+            func,
+        });
         let raw: *mut Self = Box::into_raw(boxed);
         // SAFETY: `Box::into_raw` never returns null; the header is the first field of a
         // `repr(C)` struct, so the cast keeps the provenance of the whole allocation.

@@ -16,11 +16,22 @@ use crate::job::JobHeader;
 pub(crate) struct JobList {
     oldest: Cell<Option<NonNull<JobHeader>>>,
     newest: Cell<Option<NonNull<JobHeader>>>,
+    len: Cell<usize>,
 }
 
 impl JobList {
     pub(crate) const fn new() -> Self {
-        JobList { oldest: Cell::new(None), newest: Cell::new(None) }
+        JobList {
+            oldest: Cell::new(None),
+            newest: Cell::new(None),
+            len: Cell::new(0),
+        }
+    }
+
+    /// The number of jobs on the list.
+    #[inline(always)]
+    pub(crate) fn len(&self) -> usize {
+        self.len.get()
     }
 
     /// True when no job is on the list.
@@ -47,6 +58,7 @@ impl JobList {
             }
         }
         self.newest.set(Some(job));
+        self.len.set(self.len.get() + 1);
         newest
     }
 
@@ -61,10 +73,15 @@ impl JobList {
     /// # Safety
     /// `job` is on this list.
     #[inline(always)]
-    pub(crate) unsafe fn pop_pushed(&self, job: NonNull<JobHeader>, older_at_push: Option<NonNull<JobHeader>>) {
+    pub(crate) unsafe fn pop_pushed(
+        &self,
+        job: NonNull<JobHeader>,
+        older_at_push: Option<NonNull<JobHeader>>,
+    ) {
         // SAFETY: `job` is on the list, hence live.
         let header = unsafe { job.as_ref() };
         if self.newest.get() == Some(job) && header.older.get() == older_at_push {
+            self.len.set(self.len.get() - 1);
             self.newest.set(older_at_push);
             match older_at_push {
                 // SAFETY: the older neighbour is on the list, hence live.
@@ -88,7 +105,11 @@ impl JobList {
             let header = job.as_ref();
             let older = header.older.get();
             // The newest job's `newer` field is stale; everyone else's is exact.
-            let newer = if self.newest.get() == Some(job) { None } else { header.newer.get() };
+            let newer = if self.newest.get() == Some(job) {
+                None
+            } else {
+                header.newer.get()
+            };
             match older {
                 Some(older) => older.as_ref().newer.set(newer),
                 None => self.oldest.set(newer),
@@ -98,6 +119,7 @@ impl JobList {
                 None => self.newest.set(older),
             }
         }
+        self.len.set(self.len.get() - 1);
     }
 
     /// Removes and returns the oldest job.
@@ -114,19 +136,6 @@ impl JobList {
         // SAFETY: `newest` is on this list.
         unsafe { self.remove(newest) };
         Some(newest)
-    }
-
-    /// The number of jobs on the list (walks it: for tests and assertions).
-    #[cfg(test)]
-    pub(crate) fn len(&self) -> usize {
-        let mut count = 0;
-        let mut cursor = self.newest.get();
-        while let Some(job) = cursor {
-            count += 1;
-            // SAFETY: list members are live.
-            cursor = unsafe { job.as_ref() }.older.get();
-        }
-        count
     }
 }
 
@@ -169,7 +178,10 @@ mod tests {
         // SAFETY: frames[2] is on the list.
         unsafe { list.remove(frames[2].job_ref().0) };
         let order: Vec<_> = std::iter::from_fn(|| list.pop_oldest()).collect();
-        let expected: Vec<_> = [0, 1, 3, 4].iter().map(|&i| frames[i].job_ref().0).collect();
+        let expected: Vec<_> = [0, 1, 3, 4]
+            .iter()
+            .map(|&i| frames[i].job_ref().0)
+            .collect();
         assert_eq!(order, expected);
     }
 }

@@ -6,6 +6,12 @@ use std::sync::atomic::Ordering;
 use crate::job::{JoinFrame, PanicPayload, DONE, LOCAL, QUEUED};
 use crate::registry::{self, WorkerThread};
 
+/// How many un-run forks a worker keeps on its list. A heartbeat shares the *oldest*
+/// fork, so forks made while this many older ones are waiting would not be shared
+/// anyway: they run as two direct calls, with nothing recorded. Each time a recorded
+/// fork is joined or shared, the next fork is recorded again.
+pub(crate) const MAX_RECORDED_FORKS: usize = 4;
+
 /// Runs `a` and `b`, potentially in parallel, and returns both results.
 ///
 /// On a worker of a pool, `b` is recorded in a frame on the caller's stack and `a` runs
@@ -70,16 +76,23 @@ where
     RA: Send,
     RB: Send,
 {
-    if worker.solo {
-        worker.count_fork();
-        return (a(), b());
+    worker.count_fork(std::ptr::addr_of!(a).addr());
+    if worker.solo || worker.jobs.len() >= MAX_RECORDED_FORKS {
+        // Nobody could take `b` (one thread), or older forks are already recorded and a
+        // heartbeat shares the oldest first: call both closures directly.
+        if !worker.solo {
+            worker.poll_heartbeat();
+        }
+        return match panic::catch_unwind(AssertUnwindSafe(a)) {
+            Ok(ra) => (ra, b()),
+            Err(payload) => run_after_panic(b, payload),
+        };
     }
     let frame = JoinFrame::new(b);
     let job = frame.job_ref();
     // SAFETY: the frame is live until this function returns, and we remove it from the
     // list (or wait for whoever took it) before returning or unwinding.
     let older = unsafe { worker.jobs.push(job.0) };
-    worker.count_fork();
     worker.poll_heartbeat();
     let result_a = panic::catch_unwind(AssertUnwindSafe(a));
     // Only this thread moves the frame out of LOCAL, so a relaxed load suffices.
@@ -109,7 +122,9 @@ where
     RB: Send,
 {
     let header = frame.header();
-    if header.share.load(Ordering::Relaxed) == QUEUED && worker.registry().queue.reclaim(frame.job_ref()) {
+    if header.share.load(Ordering::Relaxed) == QUEUED
+        && worker.registry().queue.reclaim(frame.job_ref())
+    {
         // SAFETY: RECLAIMED: nobody started the job and nobody will.
         let b = unsafe { frame.take_func() };
         return match result_a {

@@ -28,7 +28,10 @@ pub(crate) struct LockLatch {
 
 impl LockLatch {
     pub(crate) fn new() -> Self {
-        LockLatch { done: Mutex::new(false), signal: Condvar::new() }
+        LockLatch {
+            done: Mutex::new(false),
+            signal: Condvar::new(),
+        }
     }
 
     /// Blocks until the latch is set.
@@ -60,7 +63,11 @@ pub(crate) struct WorkerLatch {
 
 impl WorkerLatch {
     pub(crate) fn new(registry: &Arc<Registry>, index: usize) -> Self {
-        WorkerLatch { done: AtomicBool::new(false), registry: Arc::clone(registry), index }
+        WorkerLatch {
+            done: AtomicBool::new(false),
+            registry: Arc::clone(registry),
+            index,
+        }
     }
 
     /// True once the latch is set.

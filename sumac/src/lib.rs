@@ -52,7 +52,8 @@ mod loom_tests;
 
 pub use crate::join::join;
 pub use crate::pool::{
-    ThreadPool, ThreadPoolBuildError, ThreadPoolBuildErrorKind, ThreadPoolBuilder, DEFAULT_HEARTBEAT_INTERVAL,
+    ThreadPool, ThreadPoolBuildError, ThreadPoolBuildErrorKind, ThreadPoolBuilder,
+    DEFAULT_HEARTBEAT_INTERVAL,
 };
 pub use crate::scope::{scope, Scope};
 pub use crate::spawn::spawn;
@@ -127,7 +128,10 @@ impl HeartbeatPoll {
             Some(worker) => std::ptr::NonNull::from(&worker.shared().heartbeat),
             None => std::ptr::NonNull::from(&NEVER),
         };
-        HeartbeatPoll { flag, _not_send: std::marker::PhantomData }
+        HeartbeatPoll {
+            flag,
+            _not_send: std::marker::PhantomData,
+        }
     }
 
     /// True when a heartbeat (or an idle worker's request) is pending: the caller should

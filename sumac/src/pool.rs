@@ -147,7 +147,9 @@ impl ThreadPoolBuilder {
     /// # Errors
     /// A zero heartbeat interval, or the OS refusing to start a thread.
     pub fn build(self) -> Result<ThreadPool, ThreadPoolBuildError> {
-        Ok(ThreadPool { registry: Registry::new(self)? })
+        Ok(ThreadPool {
+            registry: Registry::new(self)?,
+        })
     }
 
     /// Builds the global pool used by [`join`](crate::join), [`scope`](crate::scope()),
@@ -162,7 +164,10 @@ impl ThreadPoolBuilder {
 
     pub(crate) fn into_config(self) -> Result<Config, ThreadPoolBuildError> {
         if self.heartbeat_interval.is_zero() {
-            return Err(ThreadPoolBuildError { kind: ThreadPoolBuildErrorKind::ZeroHeartbeatInterval, source: None });
+            return Err(ThreadPoolBuildError {
+                kind: ThreadPoolBuildErrorKind::ZeroHeartbeatInterval,
+                source: None,
+            });
         }
         let num_threads = match self.num_threads {
             0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
@@ -172,7 +177,9 @@ impl ThreadPoolBuilder {
             num_threads,
             heartbeat_interval: self.heartbeat_interval,
             stack_size: self.stack_size,
-            thread_name: self.thread_name.unwrap_or_else(|| Box::new(|index| format!("sumac-worker-{index}"))),
+            thread_name: self
+                .thread_name
+                .unwrap_or_else(|| Box::new(|index| format!("sumac-worker-{index}"))),
             panic_handler: self.panic_handler,
         })
     }
@@ -204,18 +211,26 @@ impl ThreadPoolBuildError {
     }
 
     pub(crate) fn spawn(error: io::Error) -> Self {
-        ThreadPoolBuildError { kind: ThreadPoolBuildErrorKind::ThreadSpawn, source: Some(error) }
+        ThreadPoolBuildError {
+            kind: ThreadPoolBuildErrorKind::ThreadSpawn,
+            source: Some(error),
+        }
     }
 
     pub(crate) fn global_already_initialized() -> Self {
-        ThreadPoolBuildError { kind: ThreadPoolBuildErrorKind::GlobalPoolAlreadyInitialized, source: None }
+        ThreadPoolBuildError {
+            kind: ThreadPoolBuildErrorKind::GlobalPoolAlreadyInitialized,
+            source: None,
+        }
     }
 }
 
 impl fmt::Display for ThreadPoolBuildError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.kind {
-            ThreadPoolBuildErrorKind::ZeroHeartbeatInterval => f.write_str("the heartbeat interval must not be zero"),
+            ThreadPoolBuildErrorKind::ZeroHeartbeatInterval => {
+                f.write_str("the heartbeat interval must not be zero")
+            }
             ThreadPoolBuildErrorKind::GlobalPoolAlreadyInitialized => {
                 f.write_str("the global thread pool has already been initialized")
             }
@@ -226,7 +241,9 @@ impl fmt::Display for ThreadPoolBuildError {
 
 impl Error for ThreadPoolBuildError {
     fn source(&self) -> Option<&(dyn Error + 'static)> {
-        self.source.as_ref().map(|error| error as &(dyn Error + 'static))
+        self.source
+            .as_ref()
+            .map(|error| error as &(dyn Error + 'static))
     }
 }
 
@@ -249,7 +266,9 @@ pub struct ThreadPool {
 
 impl fmt::Debug for ThreadPool {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ThreadPool").field("num_threads", &self.registry.num_threads()).finish()
+        f.debug_struct("ThreadPool")
+            .field("num_threads", &self.registry.num_threads())
+            .finish()
     }
 }
 

@@ -37,7 +37,7 @@
 
 use std::cell::Cell;
 use std::ptr::{self, NonNull};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock, PoisonError};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
@@ -51,10 +51,8 @@ use crate::pool::{PanicHandler, ThreadPoolBuildError, ThreadPoolBuilder};
 use crate::shared_queue::SharedQueue;
 use crate::stats::{bump, PoolStats, WorkerCounters};
 
-/// Spin rounds an idle worker watches the queue before sleeping. Each round is one
-/// relaxed load of the queue length and a `spin_loop` hint (tens of nanoseconds), so the
-/// whole spin is a few microseconds: short next to a futex wake-up on a VM.
-const SPIN_ROUNDS: u32 = 200;
+/// Spin rounds between two clock reads while an idle worker watches the queue.
+const SPIN_ROUNDS: u32 = 64;
 
 /// The part of a worker that other threads touch: its heartbeat flag and its counters,
 /// on a cache line of their own.
@@ -78,6 +76,9 @@ pub(crate) struct Registry {
     workers: Box<[CachePadded<WorkerShared>]>,
     /// Workers in the idle phase (spinning or asleep).
     idle: CachePadded<AtomicUsize>,
+    /// When an idle worker last raised the others' flags (ns since `epoch`).
+    last_request_ns: CachePadded<AtomicU64>,
+    epoch: Instant,
     terminating: AtomicBool,
     heartbeat_interval: Duration,
     heartbeat_park: HeartbeatPark,
@@ -122,6 +123,8 @@ impl Registry {
             queue: SharedQueue::new(num_threads),
             workers,
             idle: CachePadded::new(AtomicUsize::new(0)),
+            last_request_ns: CachePadded::new(AtomicU64::new(0)),
+            epoch: Instant::now(),
             terminating: AtomicBool::new(false),
             heartbeat_interval: config.heartbeat_interval,
             heartbeat_park: HeartbeatPark {
@@ -159,7 +162,10 @@ impl Registry {
                 Err(error) => spawn_result = Err(error),
             }
         }
-        *registry.threads.lock().unwrap_or_else(PoisonError::into_inner) = handles;
+        *registry
+            .threads
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = handles;
         if let Err(error) = spawn_result {
             registry.terminate();
             registry.join_threads();
@@ -175,7 +181,9 @@ impl Registry {
 
     /// Per-worker counters.
     pub(crate) fn stats(&self) -> PoolStats {
-        PoolStats { workers: self.workers.iter().map(|w| w.counters.snapshot()).collect() }
+        PoolStats {
+            workers: self.workers.iter().map(|w| w.counters.snapshot()).collect(),
+        }
     }
 
     /// Drains every worker's trace events, sorted by time.
@@ -259,14 +267,17 @@ impl Registry {
     pub(crate) fn handle_panic(&self, payload: PanicPayload) {
         match &self.panic_handler {
             Some(handler) => {
-                let handled = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| handler(payload)));
+                let handled =
+                    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| handler(payload)));
                 if handled.is_err() {
                     eprintln!("sumac: the panic handler panicked; aborting");
                     std::process::abort();
                 }
             }
             None => {
-                eprintln!("sumac: a spawned job panicked and the pool has no panic handler; aborting");
+                eprintln!(
+                    "sumac: a spawned job panicked and the pool has no panic handler; aborting"
+                );
                 std::process::abort();
             }
         }
@@ -276,7 +287,11 @@ impl Registry {
     pub(crate) fn terminate(&self) {
         self.terminating.store(true, Ordering::SeqCst);
         self.queue.wake_all();
-        let _guard = self.heartbeat_park.lock.lock().unwrap_or_else(PoisonError::into_inner);
+        let _guard = self
+            .heartbeat_park
+            .lock
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
         self.heartbeat_park.signal.notify_all();
     }
 
@@ -289,7 +304,8 @@ impl Registry {
                 return;
             }
         }
-        let handles = std::mem::take(&mut *self.threads.lock().unwrap_or_else(PoisonError::into_inner));
+        let handles =
+            std::mem::take(&mut *self.threads.lock().unwrap_or_else(PoisonError::into_inner));
         for handle in handles {
             let _ = handle.join();
         }
@@ -306,6 +322,29 @@ impl Registry {
         if before == 0 || before + 1 == self.num_threads() {
             self.unpark_heartbeat();
         }
+        self.raise_heartbeats(me);
+    }
+
+    /// An idle worker renews its request for work, at most once per `period` for the
+    /// whole pool (so that many spinning workers do not keep invalidating the busy
+    /// workers' flag lines).
+    fn request_work(&self, me: usize, period: Duration) {
+        let now = u64::try_from(self.epoch.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        let last = self.last_request_ns.load(Ordering::Relaxed);
+        let period = u64::try_from(period.as_nanos()).unwrap_or(u64::MAX);
+        if now.saturating_sub(last) >= period
+            && self
+                .last_request_ns
+                .compare_exchange(last, now, Ordering::Relaxed, Ordering::Relaxed)
+                .is_ok()
+        {
+            self.raise_heartbeats(me);
+        }
+    }
+
+    /// Sets every other worker's heartbeat flag (reading it first, to leave set flags'
+    /// cache lines alone).
+    fn raise_heartbeats(&self, me: usize) {
         for (index, worker) in self.workers.iter().enumerate() {
             if index != me && !worker.heartbeat.load(Ordering::Relaxed) {
                 worker.heartbeat.store(true, Ordering::Relaxed);
@@ -328,7 +367,11 @@ impl Registry {
 
     fn unpark_heartbeat(&self) {
         if self.heartbeat_park.parked.load(Ordering::SeqCst) {
-            let _guard = self.heartbeat_park.lock.lock().unwrap_or_else(PoisonError::into_inner);
+            let _guard = self
+                .heartbeat_park
+                .lock
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
             self.heartbeat_park.signal.notify_all();
         }
     }
@@ -354,7 +397,10 @@ fn heartbeat_main(registry: &Registry) {
                     park.parked.store(false, Ordering::SeqCst);
                     continue;
                 }
-                guard = park.signal.wait(guard).unwrap_or_else(PoisonError::into_inner);
+                guard = park
+                    .signal
+                    .wait(guard)
+                    .unwrap_or_else(PoisonError::into_inner);
                 park.parked.store(false, Ordering::SeqCst);
             }
         }
@@ -393,7 +439,9 @@ fn worker_main(registry: Arc<Registry>, index: usize) {
     };
     WORKER_THREAD.with(|current| current.set(&worker));
     let registry = &worker.registry;
-    worker.wait_until(|| registry.is_terminating() && worker.jobs.is_empty() && registry.queue.queued() == 0);
+    worker.wait_until(|| {
+        registry.is_terminating() && worker.jobs.is_empty() && registry.queue.queued() == 0
+    });
     WORKER_THREAD.with(|current| current.set(ptr::null()));
 }
 
@@ -418,10 +466,10 @@ impl WorkerThread {
         self.index
     }
 
-    /// Counts a fork (plain per-worker counter).
+    /// Counts a fork whose frame lives at `frame` (plain per-worker counters).
     #[inline(always)]
-    pub(crate) fn count_fork(&self) {
-        bump(&self.shared().counters.forks, 1);
+    pub(crate) fn count_fork(&self, frame: usize) {
+        self.shared().counters.forks.count(frame);
     }
 
     /// The fork path's heartbeat check: one relaxed load and a cold branch.
@@ -444,7 +492,10 @@ impl WorkerThread {
             return;
         }
         let registry = &*self.registry;
-        let wanted = registry.idle.load(Ordering::Relaxed).saturating_sub(registry.queue.queued());
+        let wanted = registry
+            .idle
+            .load(Ordering::Relaxed)
+            .saturating_sub(registry.queue.queued());
         if wanted == 0 {
             return;
         }
@@ -464,7 +515,9 @@ impl WorkerThread {
         registry.queue.push(oldest_jobs.take(wanted));
         bump(&shared.counters.promotions, promoted);
         #[cfg(feature = "trace")]
-        shared.trace.record(self.index, crate::trace::EventKind::Promotion);
+        shared
+            .trace
+            .record(self.index, crate::trace::EventKind::Promotion);
     }
 
     /// Runs jobs — this worker's own, then shared ones — until `done()` holds, sleeping
@@ -494,16 +547,55 @@ impl WorkerThread {
         }
     }
 
+    /// Spins for at most one heartbeat interval, watching the queue length (a read-only
+    /// load of a line that only changes when jobs are queued or taken) and `done`, and
+    /// renewing the pool's request for work every eighth of an interval. Returns true if
+    /// work appeared or the wait is over.
+    ///
+    /// Why spin at all: on a VM a futex wake-up takes tens of microseconds, longer than
+    /// many parallel loops last (an LU pivot step is under 100 µs), so a worker that
+    /// went to sleep between two loops would miss the next one entirely.
+    fn spin_for_work(&self, done: &impl Fn() -> bool) -> bool {
+        let registry = &*self.registry;
+        let work_or_done = || registry.queue.queued() > 0 || done();
+        let start = Instant::now();
+        let spin_limit = registry
+            .heartbeat_interval
+            .clamp(Duration::from_micros(5), Duration::from_micros(200));
+        let request_period = spin_limit / 8;
+        let mut next_request = start + request_period;
+        loop {
+            for _ in 0..SPIN_ROUNDS {
+                if work_or_done() {
+                    return true;
+                }
+                std::hint::spin_loop();
+            }
+            let now = Instant::now();
+            if now.duration_since(start) >= spin_limit {
+                return work_or_done();
+            }
+            if now >= next_request {
+                registry.request_work(self.index, request_period);
+                next_request = now + request_period;
+            }
+        }
+    }
+
     /// Runs a job taken from the shared queue.
     fn run_shared(&self, job: JobRef) {
         let shared = self.shared();
         bump(&shared.counters.shared_jobs_run, 1);
         #[cfg(feature = "trace")]
-        shared.trace.record(self.index, crate::trace::EventKind::JobStart);
+        shared
+            .trace
+            .record(self.index, crate::trace::EventKind::JobStart);
         // SAFETY: `take` moved the job to TAKEN for us.
         unsafe { JobHeader::execute(job.0) };
         #[cfg(feature = "trace")]
-        shared.trace.record(self.index, crate::trace::EventKind::JobEnd);
+        shared
+            .trace
+            .record(self.index, crate::trace::EventKind::JobEnd);
     }
 
     /// The idle phase: ask for work, spin briefly, sleep; returns when a job is queued,
@@ -513,26 +605,23 @@ impl WorkerThread {
         let queue = &registry.queue;
         registry.enter_idle(self.index);
         queue.start_searching();
-        'idle: loop {
-            for _ in 0..SPIN_ROUNDS {
-                if queue.queued() > 0 || done() {
-                    break 'idle;
-                }
-                std::hint::spin_loop();
-            }
-            let counters = &self.shared().counters;
+        if !self.spin_for_work(done) {
             #[cfg(feature = "trace")]
-            self.shared().trace.record(self.index, crate::trace::EventKind::Sleep);
-            if !queue.sleep(self.index, || !done()) {
-                break;
+            self.shared()
+                .trace
+                .record(self.index, crate::trace::EventKind::Sleep);
+            // Sleeps unless a job is queued or the wait is over (checked under the lock).
+            if queue.sleep(self.index, || !done()) {
+                let counters = &self.shared().counters;
+                bump(&counters.sleeps, 1);
+                bump(&counters.wakeups, 1);
+                #[cfg(feature = "trace")]
+                self.shared()
+                    .trace
+                    .record(self.index, crate::trace::EventKind::Wake);
             }
-            bump(&counters.sleeps, 1);
-            bump(&counters.wakeups, 1);
-            #[cfg(feature = "trace")]
-            self.shared().trace.record(self.index, crate::trace::EventKind::Wake);
-            // Woken: look once more, then stop idling (the caller re-checks everything).
-            break;
         }
+        // Woken, or work appeared: the caller looks at everything again.
         queue.stop_searching();
         registry.leave_idle();
     }
@@ -542,7 +631,8 @@ impl WorkerThread {
 /// [`ThreadPoolBuilder::build_global`] built it first.
 pub(crate) fn global_registry() -> &'static Arc<Registry> {
     GLOBAL_REGISTRY.get_or_init(|| {
-        Registry::new(ThreadPoolBuilder::new()).expect("sumac: failed to start the global thread pool")
+        Registry::new(ThreadPoolBuilder::new())
+            .expect("sumac: failed to start the global thread pool")
     })
 }
 

@@ -24,8 +24,11 @@ pub struct Scope<'scope> {
     /// The first panic of a spawned job.
     panic: Mutex<Option<PanicPayload>>,
     /// Invariant in `'scope`, as in Rayon.
-    marker: PhantomData<Box<dyn FnOnce(&Scope<'scope>) + Send + Sync + 'scope>>,
+    marker: PhantomData<ScopeBody<'scope>>,
 }
+
+/// What a scope's spawned closures look like (for the lifetime marker).
+type ScopeBody<'scope> = Box<dyn FnOnce(&Scope<'scope>) + Send + Sync + 'scope>;
 
 /// A raw pointer to a scope that may travel with its jobs.
 struct ScopePtr<'scope>(*const Scope<'scope>);
@@ -117,7 +120,11 @@ impl<'scope> Scope<'scope> {
 
     fn complete<R>(&self, worker: &WorkerThread, result: Result<R, PanicPayload>) -> R {
         worker.wait_until(|| self.pending.load(Ordering::Acquire) == 0);
-        let spawned_panic = self.panic.lock().unwrap_or_else(PoisonError::into_inner).take();
+        let spawned_panic = self
+            .panic
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
         match (result, spawned_panic) {
             (Err(payload), _) | (Ok(_), Some(payload)) => panic::resume_unwind(payload),
             (Ok(value), None) => value,

@@ -79,7 +79,9 @@ impl SharedQueue {
         for job in jobs {
             // SAFETY: the job is live: its owner keeps it alive until it is DONE or
             // RECLAIMED, and neither can happen before it is in the queue.
-            unsafe { job.header() }.share.store(QUEUED, Ordering::Relaxed);
+            unsafe { job.header() }
+                .share
+                .store(QUEUED, Ordering::Relaxed);
             state.jobs.push_back(job);
         }
         self.queued.store(state.jobs.len(), Ordering::Relaxed);
@@ -101,7 +103,8 @@ impl SharedQueue {
         debug_assert_eq!(header.share.load(Ordering::Relaxed), QUEUED);
         header.share.store(TAKEN, Ordering::Relaxed);
         self.queued.store(state.jobs.len(), Ordering::Relaxed);
-        let others_searching = self.searching.load(Ordering::SeqCst) - usize::from(caller_searching);
+        let others_searching =
+            self.searching.load(Ordering::SeqCst) - usize::from(caller_searching);
         if !state.jobs.is_empty() && others_searching == 0 {
             self.wake_one(&mut state);
         }
@@ -149,7 +152,9 @@ impl SharedQueue {
         let mut state = sync::lock(&self.state);
         if state.asleep[index] {
             let position = state.sleepers.iter().rposition(|&sleeper| sleeper == index);
-            state.sleepers.swap_remove(position.expect("an asleep worker is a sleeper"));
+            state
+                .sleepers
+                .swap_remove(position.expect("an asleep worker is a sleeper"));
             self.wake_locked(&mut state, index);
         }
     }

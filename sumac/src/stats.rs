@@ -80,20 +80,58 @@ pub struct PoolStats {
 impl PoolStats {
     /// The sum over all workers.
     pub fn total(&self) -> WorkerStats {
-        self.workers.iter().fold(WorkerStats::default(), |sum, worker| sum.add(*worker))
+        self.workers
+            .iter()
+            .fold(WorkerStats::default(), |sum, worker| sum.add(*worker))
     }
 
     /// The counts between `earlier` and this snapshot, per worker.
     pub fn since(&self, earlier: &PoolStats) -> PoolStats {
-        let workers = self.workers.iter().zip(&earlier.workers).map(|(now, then)| *now - *then);
-        PoolStats { workers: workers.collect() }
+        let workers = self
+            .workers
+            .iter()
+            .zip(&earlier.workers)
+            .map(|(now, then)| *now - *then);
+        PoolStats {
+            workers: workers.collect(),
+        }
+    }
+}
+
+/// Number of fork counters per worker (a power of two).
+const FORK_STRIPES: usize = 16;
+
+/// A worker's fork count, striped over several counters chosen by stack depth.
+///
+/// Incrementing one memory counter on every fork would chain every fork to the previous
+/// one through store-to-load forwarding (about five cycles each), which is most of the
+/// cost of a fork when the forked work is a few instructions. Forks at different stack
+/// depths bump different counters, so consecutive forks rarely touch the same one.
+#[derive(Default)]
+pub(crate) struct ForkCounter {
+    stripes: [AtomicU64; FORK_STRIPES],
+}
+
+impl ForkCounter {
+    /// Counts one fork whose frame is at address `frame` (only the address is used).
+    #[inline(always)]
+    pub(crate) fn count(&self, frame: usize) {
+        // Frames of nested joins are at least a few dozen bytes apart.
+        bump(&self.stripes[(frame >> 6) % FORK_STRIPES], 1);
+    }
+
+    fn total(&self) -> u64 {
+        self.stripes
+            .iter()
+            .map(|stripe| stripe.load(Ordering::Relaxed))
+            .fold(0, u64::wrapping_add)
     }
 }
 
 /// The live counters of one worker.
 #[derive(Default)]
 pub(crate) struct WorkerCounters {
-    pub(crate) forks: AtomicU64,
+    pub(crate) forks: ForkCounter,
     pub(crate) heartbeats: AtomicU64,
     pub(crate) promotions: AtomicU64,
     pub(crate) shared_jobs_run: AtomicU64,
@@ -104,13 +142,16 @@ pub(crate) struct WorkerCounters {
 /// Adds `n` to a counter that only the calling worker writes.
 #[inline(always)]
 pub(crate) fn bump(counter: &AtomicU64, n: u64) {
-    counter.store(counter.load(Ordering::Relaxed).wrapping_add(n), Ordering::Relaxed);
+    counter.store(
+        counter.load(Ordering::Relaxed).wrapping_add(n),
+        Ordering::Relaxed,
+    );
 }
 
 impl WorkerCounters {
     pub(crate) fn snapshot(&self) -> WorkerStats {
         WorkerStats {
-            forks: self.forks.load(Ordering::Relaxed),
+            forks: self.forks.total(),
             heartbeats: self.heartbeats.load(Ordering::Relaxed),
             promotions: self.promotions.load(Ordering::Relaxed),
             shared_jobs_run: self.shared_jobs_run.load(Ordering::Relaxed),

@@ -23,7 +23,9 @@ pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     }
     #[cfg(not(loom))]
     {
-        mutex.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+        mutex
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 }
 
@@ -35,6 +37,8 @@ pub(crate) fn wait<'a, T>(condvar: &Condvar, guard: MutexGuard<'a, T>) -> MutexG
     }
     #[cfg(not(loom))]
     {
-        condvar.wait(guard).unwrap_or_else(std::sync::PoisonError::into_inner)
+        condvar
+            .wait(guard)
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 }

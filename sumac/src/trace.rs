@@ -55,7 +55,11 @@ impl TraceBuffer {
     pub(crate) fn record(&self, worker: usize, kind: EventKind) {
         let time_ns = u64::try_from(epoch().elapsed().as_nanos()).unwrap_or(u64::MAX);
         let mut events = self.events.lock().unwrap_or_else(PoisonError::into_inner);
-        events.push(Event { worker, kind, time_ns });
+        events.push(Event {
+            worker,
+            kind,
+            time_ns,
+        });
     }
 
     pub(crate) fn take(&self) -> Vec<Event> {

@@ -18,13 +18,19 @@ fn process_cpu_seconds() -> f64 {
 
 #[test]
 fn idle_pool_of_four_uses_under_five_percent_of_a_core() {
-    let pool = sumac::ThreadPoolBuilder::new().num_threads(4).build().unwrap();
+    let pool = sumac::ThreadPoolBuilder::new()
+        .num_threads(4)
+        .build()
+        .unwrap();
     // A burst of work first, so that every thread (heartbeat included) has run.
     assert_eq!(pool.install(|| common::fib(25)), common::fib_seq(25));
     std::thread::sleep(Duration::from_millis(100));
     let before = process_cpu_seconds();
     std::thread::sleep(Duration::from_secs(1));
     let used = process_cpu_seconds() - before;
-    assert!(used < 0.05, "an idle pool used {used:.3} CPU-seconds in one second");
+    assert!(
+        used < 0.05,
+        "an idle pool used {used:.3} CPU-seconds in one second"
+    );
     drop(pool);
 }

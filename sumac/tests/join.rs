@@ -19,7 +19,10 @@ fn join_returns_both_results_on_every_pool_size() {
 fn join_outside_any_pool_uses_the_global_pool() {
     assert_eq!(fib(18), fib_seq(18));
     let (a, b) = sumac::join(sumac::current_thread_index, sumac::current_thread_index);
-    assert!(a.is_some() && b.is_some(), "both closures run on global workers");
+    assert!(
+        a.is_some() && b.is_some(),
+        "both closures run on global workers"
+    );
 }
 
 #[test]
@@ -28,7 +31,10 @@ fn join_borrows_mutably_disjoint_data() {
     let mut right = vec![0; 100];
     let pool = stress_pool(4);
     pool.install(|| {
-        sumac::join(|| left.iter_mut().for_each(|x| *x = 1), || right.iter_mut().for_each(|x| *x = 2))
+        sumac::join(
+            || left.iter_mut().for_each(|x| *x = 1),
+            || right.iter_mut().for_each(|x| *x = 2),
+        )
     });
     assert!(left.iter().all(|&x| x == 1) && right.iter().all(|&x| x == 2));
 }
@@ -52,7 +58,10 @@ fn panic_in_first_closure_still_runs_second() {
             pool.install(|| sumac::join(|| panic!("a"), || ran_b.store(true, Ordering::SeqCst)))
         }));
         assert_eq!(panic_message(result.unwrap_err()), "a");
-        assert!(ran_b.load(Ordering::SeqCst), "b must run to completion before join unwinds");
+        assert!(
+            ran_b.load(Ordering::SeqCst),
+            "b must run to completion before join unwinds"
+        );
     }
 }
 
@@ -81,10 +90,16 @@ fn panic_in_second_closure_is_propagated_after_first_finished() {
 fn first_closure_panic_wins_when_both_panic() {
     let pool = stress_pool(4);
     for _ in 0..100 {
-        let result = panic::catch_unwind(AssertUnwindSafe(|| pool.install(|| sumac::join(|| panic!("a"), || panic!("b")))));
+        let result = panic::catch_unwind(AssertUnwindSafe(|| {
+            pool.install(|| sumac::join(|| panic!("a"), || panic!("b")))
+        }));
         assert_eq!(panic_message(result.unwrap_err()), "a");
     }
-    assert_eq!(pool.install(|| fib(15)), fib_seq(15), "the pool stays usable");
+    assert_eq!(
+        pool.install(|| fib(15)),
+        fib_seq(15),
+        "the pool stays usable"
+    );
 }
 
 /// The Chili use-after-free: the inline closure panics while the other one was handed to
@@ -104,8 +119,15 @@ fn inline_panic_waits_for_stolen_closure() {
         assert!(result.is_err());
     }
     let delta = pool.stats().since(&before).total();
-    assert!(delta.promotions > 0, "the test must exercise shared closures: {delta:?}");
-    assert_eq!(pool.install(|| fib(18)), fib_seq(18), "the pool stays usable");
+    assert!(
+        delta.promotions > 0,
+        "the test must exercise shared closures: {delta:?}"
+    );
+    assert_eq!(
+        pool.install(|| fib(18)),
+        fib_seq(18),
+        "the pool stays usable"
+    );
 }
 
 fn nested_panicking_join(depth: u32, round: usize, counter: &AtomicUsize) -> u64 {
@@ -187,5 +209,8 @@ fn stats_count_forks_and_sharing() {
     let total = delta.total();
     // fib(20) with a join above 1 performs fib(21) - 1 joins.
     assert_eq!(total.forks, fib_seq(21) - 1);
-    assert!(total.shared_jobs_run >= 1, "the installed job itself comes from the queue");
+    assert!(
+        total.shared_jobs_run >= 1,
+        "the installed job itself comes from the queue"
+    );
 }

@@ -10,8 +10,14 @@ use sumac::{ThreadPoolBuildErrorKind, ThreadPoolBuilder};
 
 #[test]
 fn zero_heartbeat_interval_is_an_error() {
-    let error = ThreadPoolBuilder::new().heartbeat_interval(Duration::ZERO).build().unwrap_err();
-    assert_eq!(error.kind(), ThreadPoolBuildErrorKind::ZeroHeartbeatInterval);
+    let error = ThreadPoolBuilder::new()
+        .heartbeat_interval(Duration::ZERO)
+        .build()
+        .unwrap_err();
+    assert_eq!(
+        error.kind(),
+        ThreadPoolBuildErrorKind::ZeroHeartbeatInterval
+    );
     assert!(error.to_string().contains("heartbeat"));
 }
 
@@ -24,12 +30,26 @@ fn zero_threads_means_one_per_core() {
 
 #[test]
 fn thread_names_and_indices() {
-    let pool = ThreadPoolBuilder::new().num_threads(3).thread_name(|i| format!("test-worker-{i}")).build().unwrap();
-    let (name, index) = pool.install(|| (std::thread::current().name().map(str::to_owned), sumac::current_thread_index()));
+    let pool = ThreadPoolBuilder::new()
+        .num_threads(3)
+        .thread_name(|i| format!("test-worker-{i}"))
+        .build()
+        .unwrap();
+    let (name, index) = pool.install(|| {
+        (
+            std::thread::current().name().map(str::to_owned),
+            sumac::current_thread_index(),
+        )
+    });
     let index = index.expect("inside the pool");
     assert!(index < 3);
-    assert_eq!(name.as_deref(), Some(format!("test-worker-{index}").as_str()));
-    assert!(pool.install(|| pool.current_thread_index()).is_some_and(|i| i < 3));
+    assert_eq!(
+        name.as_deref(),
+        Some(format!("test-worker-{index}").as_str())
+    );
+    assert!(pool
+        .install(|| pool.current_thread_index())
+        .is_some_and(|i| i < 3));
     assert_eq!(pool.current_thread_index(), None);
     assert_eq!(pool.install(sumac::current_num_threads), 3);
 }
@@ -37,7 +57,9 @@ fn thread_names_and_indices() {
 #[test]
 fn install_propagates_panics_and_the_pool_survives() {
     let pool = stress_pool(2);
-    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| pool.install(|| panic!("inside"))));
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        pool.install(|| panic!("inside"))
+    }));
     assert!(result.is_err());
     assert_eq!(pool.install(|| fib(15)), fib_seq(15));
 }
@@ -49,7 +71,10 @@ fn install_into_itself_runs_inline() {
         let outer = sumac::current_thread_index();
         pool.install(|| (outer, sumac::current_thread_index(), fib(12)))
     });
-    assert_eq!(result.0, result.1, "a pool installing into itself stays on the same worker");
+    assert_eq!(
+        result.0, result.1,
+        "a pool installing into itself stays on the same worker"
+    );
     assert_eq!(result.2, fib_seq(12));
 }
 
@@ -58,7 +83,10 @@ fn install_into_another_pool_from_inside_a_pool() {
     let outer = stress_pool(2);
     let inner = stress_pool(3);
     let result = outer.install(|| {
-        let (a, b) = sumac::join(|| inner.install(|| fib(16)), || inner.install(sumac::current_num_threads));
+        let (a, b) = sumac::join(
+            || inner.install(|| fib(16)),
+            || inner.install(sumac::current_num_threads),
+        );
         (a, b, sumac::current_num_threads())
     });
     assert_eq!(result, (fib_seq(16), 3, 2));
@@ -98,12 +126,16 @@ fn join_and_scope_from_many_external_threads() {
     let done = Arc::new(AtomicUsize::new(0));
     std::thread::scope(|threads| {
         for t in 0..8 {
-            let (pool, barrier, done) = (Arc::clone(&pool), Arc::clone(&barrier), Arc::clone(&done));
+            let (pool, barrier, done) =
+                (Arc::clone(&pool), Arc::clone(&barrier), Arc::clone(&done));
             threads.spawn(move || {
                 barrier.wait();
                 for _ in 0..30 {
                     if t % 2 == 0 {
-                        assert_eq!(pool.join(|| fib(12), || fib(11)), (fib_seq(12), fib_seq(11)));
+                        assert_eq!(
+                            pool.join(|| fib(12), || fib(11)),
+                            (fib_seq(12), fib_seq(11))
+                        );
                     } else {
                         let count = AtomicUsize::new(0);
                         pool.scope(|s| {
@@ -144,7 +176,10 @@ fn dropping_pools_joins_their_threads() {
         std::thread::sleep(Duration::from_millis(10));
         after = process_thread_count();
     }
-    assert!(after <= before, "threads leaked: {before} before, {after} after");
+    assert!(
+        after <= before,
+        "threads leaked: {before} before, {after} after"
+    );
 }
 
 #[test]
@@ -173,5 +208,7 @@ fn dropping_a_pool_from_its_own_worker_detaches() {
         sender.send(()).unwrap();
     });
     drop(pool);
-    receiver.recv_timeout(Duration::from_secs(10)).expect("the spawned job ran");
+    receiver
+        .recv_timeout(Duration::from_secs(10))
+        .expect("the spawned job ran");
 }

@@ -116,7 +116,11 @@ fn scope_reraises_a_spawned_panic_after_all_work_finished() {
             })
         }));
         assert!(result.is_err());
-        assert_eq!(finished.load(Ordering::SeqCst), 8, "every other job finished before the re-raise");
+        assert_eq!(
+            finished.load(Ordering::SeqCst),
+            8,
+            "every other job finished before the re-raise"
+        );
     }
     assert_eq!(pool.install(|| fib(15)), fib_seq(15));
 }

@@ -59,7 +59,10 @@ fn eval_par(tree: &Tree) -> u64 {
 fn busy(v: u64) -> u64 {
     let mut x = v;
     for _ in 0..(v % 64) {
-        x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407));
+        x = std::hint::black_box(
+            x.wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407),
+        );
     }
     x
 }
@@ -94,7 +97,10 @@ fn many_rounds_share_work_and_match() {
         assert_eq!(pool.install(|| sum(0, 20_000)), expected);
     }
     let delta = pool.stats().since(&before).total();
-    assert!(delta.promotions > 0 && delta.shared_jobs_run > 50, "sharing paths must run: {delta:?}");
+    assert!(
+        delta.promotions > 0 && delta.shared_jobs_run > 50,
+        "sharing paths must run: {delta:?}"
+    );
 }
 
 #[test]
@@ -121,5 +127,9 @@ fn drop_counts_balance_under_constant_sharing() {
     for _ in 0..30 {
         pool.install(|| fork(9, &counter));
     }
-    assert_eq!(counter.created(), counter.dropped(), "no closure or result leaked or dropped twice");
+    assert_eq!(
+        counter.created(),
+        counter.dropped(),
+        "no closure or result leaked or dropped twice"
+    );
 }

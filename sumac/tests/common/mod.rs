@@ -40,12 +40,17 @@ pub struct DropCounter {
 
 impl DropCounter {
     pub fn new() -> Self {
-        DropCounter { created: Arc::new(AtomicUsize::new(0)), dropped: Arc::new(AtomicUsize::new(0)) }
+        DropCounter {
+            created: Arc::new(AtomicUsize::new(0)),
+            dropped: Arc::new(AtomicUsize::new(0)),
+        }
     }
 
     pub fn token(&self) -> DropToken {
         self.created.fetch_add(1, Ordering::SeqCst);
-        DropToken { dropped: Arc::clone(&self.dropped) }
+        DropToken {
+            dropped: Arc::clone(&self.dropped),
+        }
     }
 
     pub fn created(&self) -> usize {
@@ -69,5 +74,7 @@ impl Drop for DropToken {
 
 /// Number of threads of this process (Linux), to detect leaked threads.
 pub fn process_thread_count() -> usize {
-    std::fs::read_dir("/proc/self/task").map(|dir| dir.count()).unwrap_or(0)
+    std::fs::read_dir("/proc/self/task")
+        .map(|dir| dir.count())
+        .unwrap_or(0)
 }

@@ -1,0 +1,311 @@
+//! Command-line interface: clap definitions and validation of list flags.
+//! Validation errors are one line naming the flag (exit code 2).
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::impls::Impl;
+use crate::output::FlagError;
+use crate::workloads::tree::Shape;
+
+/// Benchmarks sumac side by side with Rayon, Chili and sequential baselines.
+///
+/// Every implementation runs in the same process on the same input; each result
+/// is checked against `seq` (exit code 1 on a mismatch). Without a subcommand a
+/// short headline suite runs (tree-sum 1,000 and 1,000,000 nodes, fib 30 with
+/// cutoffs 1 and 20, at 1 thread and all cores).
+#[derive(Parser, Debug)]
+#[command(name = "sumac-bench", version, after_help = AFTER_HELP)]
+pub struct Cli {
+    /// The workload to run (default: the headline suite).
+    #[command(subcommand)]
+    pub command: Option<Command>,
+    /// Flags shared by every workload.
+    #[command(flatten)]
+    pub common: Common,
+}
+
+const AFTER_HELP: &str = "\
+Implementations (--impls): seq (plain sequential code; always run, it is the reference), \
+sumac, rayon, rayon-tuned (loops only: best with_min_len of 1,16,256,4096, reported in `param`), \
+chili (tree-sum, fib), static (tree-sum: one hand-split subtree per OS thread).
+
+Times are measured inside each pool; `per_unit_ns` is the median time per run divided by \
+the unit count (nodes, calls, elements, iterations, updates or multiply-adds).";
+
+/// Flags accepted by every subcommand (and before it).
+#[derive(Args, Debug, Clone, Default)]
+pub struct Common {
+    /// Thread counts, comma-separated [default: 1,<available cores>; suite: 1,2,4,...,2x cores].
+    #[arg(long, global = true, value_name = "LIST")]
+    pub threads: Option<String>,
+    /// Implementations, comma-separated subset of seq,sumac,rayon,rayon-tuned,chili,static
+    /// [default: every one the workload supports].
+    #[arg(long, global = true, value_name = "LIST")]
+    pub impls: Option<String>,
+    /// Samples per implementation, thread count and parameter [default: 20; suite: 10].
+    #[arg(long, global = true, value_name = "K")]
+    pub samples: Option<usize>,
+    /// Warm-up before sampling, per implementation and thread count, in milliseconds
+    /// [default: 1000; headline: 200; suite: 300].
+    #[arg(long, global = true, value_name = "MS")]
+    pub warmup_ms: Option<u64>,
+    /// Write all result rows as CSV to PATH.
+    #[arg(long, global = true, value_name = "PATH")]
+    pub csv: Option<PathBuf>,
+    /// Write a figure to PATH (with several experiments: PATH-stem-<experiment>.svg).
+    #[arg(long, global = true, value_name = "PATH")]
+    pub svg: Option<PathBuf>,
+    /// Write sumac's per-worker timeline as Chrome trace-event JSON (needs `--features trace`).
+    #[arg(long, global = true, value_name = "PATH")]
+    pub trace: Option<PathBuf>,
+    /// Hide the progress bar.
+    #[arg(long, short, global = true)]
+    pub quiet: bool,
+    /// Use tiny inputs in the headline suite and `suite` (a quick check of the harness).
+    #[arg(long, global = true)]
+    pub smoke: bool,
+    /// Testing aid: corrupt every non-seq result, to exercise the mismatch check (exit 1).
+    #[arg(long, global = true, hide = true)]
+    pub inject_mismatch: bool,
+    /// Seed for random inputs (random trees, matrices, vectors).
+    #[arg(long, global = true, value_name = "SEED", default_value_t = 42)]
+    pub seed: u64,
+}
+
+/// The workloads.
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Sum a binary tree of boxed nodes (the Spice benchmark), one fork per node.
+    TreeSum(TreeArgs),
+    /// Naive recursive Fibonacci: `join` above the cutoff, plain recursion at or below it.
+    Fib(FibArgs),
+    /// Write 42 into every element of a Vec<u64> (parallel for, memory bound).
+    Iota(LenArgs),
+    /// Parallel for with very irregular items: fib(10 + ((i - 10) mod (limit - 10))).
+    ForIrregular(IrregularArgs),
+    /// LU factorisation of a random matrix, rows below each pivot in parallel.
+    Lu(SizeArgs),
+    /// Naive matrix product, rows of the result in parallel.
+    Matmul(SizeArgs),
+    /// Reduction: map(|x| x * x).sum() over a slice.
+    SumSquares(LenArgs),
+    /// par_sort_unstable and par_sort of random u64s (benches sort-unstable, sort-stable).
+    Sort(SortArgs),
+    /// The headline suite (what runs without a subcommand).
+    Headline,
+    /// Every workload at its reference sizes with thread and cutoff sweeps: CSV, SVG and REPORT.md.
+    Suite(SuiteArgs),
+}
+
+/// `tree-sum` flags.
+#[derive(Args, Debug)]
+pub struct TreeArgs {
+    /// Number of nodes (values 1..=N).
+    #[arg(long, value_name = "N", default_value_t = 1_000_000)]
+    pub nodes: u64,
+    /// Tree shape.
+    #[arg(long, value_enum, default_value_t = Shape::Balanced)]
+    pub shape: Shape,
+    /// Rounds of a cheap hash per node, comma-separated for a sweep (0 = the Spice benchmark).
+    #[arg(long, value_name = "K", default_value = "0")]
+    pub work: String,
+}
+
+/// `fib` flags.
+#[derive(Args, Debug)]
+pub struct FibArgs {
+    /// Compute fib(N).
+    #[arg(long = "n", value_name = "N", default_value_t = 30)]
+    pub n: u64,
+    /// Cutoffs, comma-separated: fork only above this n.
+    #[arg(long, value_name = "LIST", default_value = "1")]
+    pub cutoff: String,
+}
+
+/// Flags of workloads sized by a length.
+#[derive(Args, Debug)]
+pub struct LenArgs {
+    /// Number of elements.
+    #[arg(long, value_name = "N", default_value_t = 1_000_000)]
+    pub len: u64,
+}
+
+/// `for-irregular` flags.
+#[derive(Args, Debug)]
+pub struct IrregularArgs {
+    /// Number of iterations.
+    #[arg(long, value_name = "N", default_value_t = 10_000)]
+    pub len: u64,
+    /// fib arguments range over 10..limit (must exceed 10).
+    #[arg(long, value_name = "L", default_value_t = 25)]
+    pub limit: u64,
+}
+
+/// Flags of matrix workloads.
+#[derive(Args, Debug)]
+pub struct SizeArgs {
+    /// Matrix side N (an N x N matrix).
+    #[arg(long, value_name = "N", default_value_t = 500)]
+    pub size: u64,
+}
+
+/// Which sorts `sort` runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum SortChoice {
+    /// Only par_sort_unstable.
+    Unstable,
+    /// Only par_sort.
+    Stable,
+    /// Both, as two benches.
+    Both,
+}
+
+/// `sort` flags.
+#[derive(Args, Debug)]
+pub struct SortArgs {
+    /// Number of elements.
+    #[arg(long, value_name = "N", default_value_t = 1_000_000)]
+    pub len: u64,
+    /// Which sort(s).
+    #[arg(long, value_enum, default_value_t = SortChoice::Both)]
+    pub kind: SortChoice,
+}
+
+/// `suite` flags.
+#[derive(Args, Debug)]
+pub struct SuiteArgs {
+    /// Directory for the CSV and SVG files and REPORT.md (created if missing).
+    #[arg(long, value_name = "DIR", required_unless_present = "list")]
+    pub out: Option<PathBuf>,
+    /// Time budget: no new run starts after this many seconds.
+    #[arg(long, value_name = "S", default_value_t = 540.0)]
+    pub max_seconds: f64,
+    /// Only the experiments whose name contains one of these comma-separated words
+    /// (results of earlier runs in DIR are kept in REPORT.md).
+    #[arg(long, value_name = "LIST")]
+    pub only: Option<String>,
+    /// Print the experiments (name, title, thread counts) and exit without running.
+    #[arg(long)]
+    pub list: bool,
+}
+
+/// Parses a comma-separated list of positive integers for `flag`.
+pub fn parse_list(flag: &str, text: &str, allow_zero: bool) -> Result<Vec<u64>, FlagError> {
+    let items: Vec<&str> = text
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .collect();
+    if items.is_empty() {
+        return Err(FlagError(format!("{flag}: the list is empty")));
+    }
+    let mut out = Vec::new();
+    for item in items {
+        let v: u64 = item
+            .parse()
+            .map_err(|_| FlagError(format!("{flag}: '{item}' is not a non-negative integer")))?;
+        if v == 0 && !allow_zero {
+            return Err(FlagError(format!("{flag}: values must be at least 1")));
+        }
+        if !out.contains(&v) {
+            out.push(v);
+        }
+    }
+    Ok(out)
+}
+
+/// Parses `--threads` (positive, at most 4096).
+pub fn parse_threads(text: &str) -> Result<Vec<usize>, FlagError> {
+    let list = parse_list("--threads", text, false)?;
+    if let Some(&big) = list.iter().find(|&&t| t > 4096) {
+        return Err(FlagError(format!(
+            "--threads: {big} threads is more than 4096"
+        )));
+    }
+    Ok(list.into_iter().map(|t| t as usize).collect())
+}
+
+/// Parses `--impls`.
+pub fn parse_impls(text: &str) -> Result<Vec<Impl>, FlagError> {
+    let items: Vec<&str> = text
+        .split(',')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .collect();
+    if items.is_empty() {
+        return Err(FlagError("--impls: the list is empty".into()));
+    }
+    let mut out = Vec::new();
+    for item in items {
+        let imp: Impl = item
+            .parse()
+            .map_err(|e| FlagError(format!("--impls: {e}")))?;
+        if !out.contains(&imp) {
+            out.push(imp);
+        }
+    }
+    Ok(out)
+}
+
+/// Rejects a zero size for `flag`.
+pub fn positive(flag: &str, v: u64) -> Result<u64, FlagError> {
+    if v == 0 {
+        Err(FlagError(format!("{flag}: the size must be at least 1")))
+    } else {
+        Ok(v)
+    }
+}
+
+/// The number of cores available to this process.
+pub fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// Default thread list for single workloads and the headline suite: 1 and all cores.
+pub fn default_threads() -> Vec<usize> {
+    let n = cores();
+    if n == 1 {
+        vec![1]
+    } else {
+        vec![1, n]
+    }
+}
+
+/// Default thread sweep of the suite: powers of two up to the core count, the core
+/// count itself, and twice the core count (oversubscription).
+pub fn suite_threads() -> Vec<usize> {
+    let n = cores();
+    let mut v: Vec<usize> = std::iter::successors(Some(1usize), |t| Some(t * 2))
+        .take_while(|&t| t <= n)
+        .collect();
+    if !v.contains(&n) {
+        v.push(n);
+    }
+    v.push(2 * n);
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lists() {
+        assert_eq!(parse_threads("1, 2,4,2").unwrap(), vec![1, 2, 4]);
+        assert!(parse_threads("").is_err());
+        assert!(parse_threads("0").is_err());
+        assert!(parse_threads("x").is_err());
+        assert_eq!(parse_list("--work", "0,4", true).unwrap(), vec![0, 4]);
+        assert_eq!(
+            parse_impls("seq,rayon-tuned").unwrap(),
+            vec![Impl::Seq, Impl::RayonTuned]
+        );
+        assert!(parse_impls("seq,tbb")
+            .unwrap_err()
+            .0
+            .starts_with("--impls: unknown"));
+        assert!(suite_threads().len() >= 2);
+    }
+}

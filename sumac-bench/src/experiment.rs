@@ -1,0 +1,302 @@
+//! One experiment: a workload at one size, run by every selected implementation
+//! at every thread count and parameter, checked against `seq`.
+
+use std::time::Instant;
+
+use crate::impls::{run_impl, Impl, Pool, RunOutcome, SumacActivity, MIN_LEN_SWEEP};
+use crate::measure::{MeasureConfig, Progress, Summary};
+use crate::report::Row;
+use crate::trace::TraceRun;
+use crate::workloads::Workload;
+
+/// What the y axis of a parameter-sweep plot shows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SweepMetric {
+    /// Median time per unit (fib against its cutoff).
+    TimePerUnit,
+    /// Ratio to `seq` at the same parameter (tree-sum against its work per node).
+    RatioToSeq,
+}
+
+/// The description of an experiment: what runs and how results are labelled.
+#[derive(Clone, Debug)]
+pub struct Plan {
+    /// Short name for files (`tree-sum-1000`, `fib-35-cutoffs`).
+    pub id: String,
+    /// Bench name for tables and CSV (`tree-sum`, `sort-stable`).
+    pub bench: String,
+    /// Human title naming the workload and size (`tree-sum, 1,000 nodes, balanced`).
+    pub title: String,
+    /// The size column (nodes, n, len or matrix size).
+    pub size: u64,
+    /// The unit times are divided by (`node`, `call`, `element`...).
+    pub unit: &'static str,
+    /// How many units one run processes.
+    pub units: u64,
+    /// Name of the parameter (`cutoff`, `work`), if the experiment has one.
+    pub param_name: Option<&'static str>,
+    /// Parameter values (`[None]` when there is no parameter).
+    pub params: Vec<Option<u64>>,
+    /// Implementations to run besides `seq` (always run first, as the reference).
+    pub impls: Vec<Impl>,
+    /// Thread counts.
+    pub threads: Vec<usize>,
+    /// What a parameter-sweep plot shows.
+    pub sweep_metric: SweepMetric,
+}
+
+impl Plan {
+    /// Number of timed runs (for the progress bar).
+    pub fn run_count<W: Workload>(&self) -> u64 {
+        let seq = if W::SEQ_USES_PARAM {
+            self.params.len()
+        } else {
+            1
+        };
+        let per_thread: usize = self
+            .impls
+            .iter()
+            .filter(|&&i| i != Impl::Seq)
+            .map(|&i| {
+                if i == Impl::RayonTuned {
+                    MIN_LEN_SWEEP.len()
+                } else {
+                    1
+                }
+            })
+            .sum();
+        (seq + per_thread * self.threads.len() * self.params.len()) as u64
+    }
+}
+
+/// Knobs shared by every experiment of one invocation.
+#[derive(Clone, Debug)]
+pub struct Settings {
+    /// Sampling configuration.
+    pub measure: MeasureConfig,
+    /// Show the progress bar (if stderr is a terminal).
+    pub progress: bool,
+    /// Record sumac timelines (feature `trace`).
+    pub trace: bool,
+    /// Stop starting new runs after this instant (the suite's budget).
+    pub deadline: Option<Instant>,
+    /// Testing aid (`--inject-mismatch`): flip a bit of every non-seq checksum.
+    pub inject_mismatch: bool,
+}
+
+/// Scheduler activity of one sumac run.
+#[derive(Clone, Debug)]
+pub struct ActivityLine {
+    /// Thread count of the pool.
+    pub threads: usize,
+    /// Parameter value, if any.
+    pub param: Option<u64>,
+    /// Rates per second.
+    pub activity: SumacActivity,
+}
+
+/// Everything an experiment produced.
+#[derive(Clone, Debug)]
+pub struct ExperimentResult {
+    /// The plan that was run.
+    pub plan: Plan,
+    /// One row per (implementation, thread count, parameter).
+    pub rows: Vec<Row>,
+    /// sumac scheduler activity, one line per sumac run.
+    pub activity: Vec<ActivityLine>,
+    /// sumac timelines (when tracing).
+    pub traces: Vec<TraceRun>,
+    /// Runs skipped because the time budget ran out.
+    pub skipped_runs: usize,
+}
+
+/// Why an experiment stopped: an implementation's result differs from the
+/// sequential one, or a pool could not be built (exit code 1).
+#[derive(Debug)]
+pub struct RunError(pub String);
+
+/// Runs `plan` on `workload`: `seq` first (per parameter when its result depends
+/// on it), then every other implementation at every thread count, one pool per
+/// (implementation, thread count) reused across parameters and dropped before the
+/// next is built. Every result is checked against `seq`.
+pub fn run_experiment<W: Workload>(
+    workload: &W,
+    plan: &Plan,
+    settings: &Settings,
+) -> Result<ExperimentResult, RunError> {
+    let progress = Progress::new(
+        plan.run_count::<W>() * settings.measure.samples as u64,
+        settings.progress,
+    );
+    let mut state = workload.new_state();
+    let mut result = ExperimentResult {
+        plan: plan.clone(),
+        rows: Vec::new(),
+        activity: Vec::new(),
+        traces: Vec::new(),
+        skipped_runs: 0,
+    };
+
+    let seq_params: Vec<Option<u64>> = if W::SEQ_USES_PARAM {
+        plan.params.clone()
+    } else {
+        vec![None]
+    };
+    // (param, median, check) of the sequential reference.
+    let mut reference = Vec::new();
+    for &p in &seq_params {
+        progress.set_message(label(plan, Impl::Seq, 1, p));
+        let out = run_impl(
+            workload,
+            &mut state,
+            Impl::Seq,
+            &Pool::None,
+            1,
+            p.unwrap_or(0),
+            1,
+            &settings.measure,
+            &progress,
+            false,
+        );
+        let s = Summary::of(&out.samples_ns);
+        reference.push((p, s.median, out.check));
+        result
+            .rows
+            .push(row(plan, Impl::Seq, 1, param_text(p), &out, s.median));
+    }
+    let seq_for = |p: Option<u64>| {
+        let key = if W::SEQ_USES_PARAM { p } else { None };
+        reference
+            .iter()
+            .find(|r| r.0 == key)
+            .map(|r| (r.1, r.2))
+            .expect("seq ran for every parameter")
+    };
+
+    for &imp in plan.impls.iter().filter(|&&i| i != Impl::Seq) {
+        for &threads in &plan.threads {
+            if settings.deadline.is_some_and(|d| Instant::now() >= d) {
+                result.skipped_runs += plan.params.len();
+                continue;
+            }
+            let pool = Pool::build(imp, threads).map_err(RunError)?;
+            for &p in &plan.params {
+                progress.set_message(label(plan, imp, threads, p));
+                let param = p.unwrap_or(0);
+                let sweep: &[usize] = if imp == Impl::RayonTuned {
+                    &MIN_LEN_SWEEP
+                } else {
+                    &[1]
+                };
+                let mut best: Option<(f64, usize, RunOutcome)> = None;
+                for &min_len in sweep {
+                    let mut out = run_impl(
+                        workload,
+                        &mut state,
+                        imp,
+                        &pool,
+                        threads,
+                        param,
+                        min_len,
+                        &settings.measure,
+                        &progress,
+                        settings.trace,
+                    );
+                    if settings.inject_mismatch {
+                        out.check ^= 1;
+                    }
+                    let (_, want) = seq_for(p);
+                    if out.check != want {
+                        progress.finish();
+                        return Err(RunError(format!(
+                            "result mismatch: {} {}: {imp} with {threads} threads{} returned checksum {:#x}, seq returned {want:#x}",
+                            plan.bench,
+                            plan.size,
+                            p.map(|v| format!(" and {} {v}", plan.param_name.unwrap_or("param")))
+                                .unwrap_or_default(),
+                            out.check
+                        )));
+                    }
+                    let median = Summary::of(&out.samples_ns).median;
+                    if !matches!(&best, Some(b) if b.0 <= median) {
+                        best = Some((median, min_len, out));
+                    }
+                }
+                let (_, min_len, mut out) = best.expect("at least one run");
+                let text = if imp == Impl::RayonTuned {
+                    min_len.to_string()
+                } else {
+                    param_text(p)
+                };
+                let (seq_median, _) = seq_for(p);
+                result
+                    .rows
+                    .push(row(plan, imp, threads, text, &out, seq_median));
+                if let Some(activity) = out.activity {
+                    result.activity.push(ActivityLine {
+                        threads,
+                        param: p,
+                        activity,
+                    });
+                }
+                if settings.trace && imp == Impl::Sumac {
+                    result.traces.push(TraceRun {
+                        label: format!("{}: {}", plan.title, label_tail(plan, imp, threads, p)),
+                        events: std::mem::take(&mut out.trace),
+                    });
+                }
+            }
+            drop(pool);
+        }
+    }
+    progress.finish();
+    Ok(result)
+}
+
+fn param_text(p: Option<u64>) -> String {
+    p.map(|v| v.to_string()).unwrap_or_default()
+}
+
+fn label_tail(plan: &Plan, imp: Impl, threads: usize, p: Option<u64>) -> String {
+    let mut s = format!("{imp}, {threads} thr");
+    if let (Some(name), Some(v)) = (plan.param_name, p) {
+        s.push_str(&format!(", {name} {v}"));
+    }
+    s
+}
+
+fn label(plan: &Plan, imp: Impl, threads: usize, p: Option<u64>) -> String {
+    format!(
+        "{} {} | {}",
+        plan.bench,
+        plan.size,
+        label_tail(plan, imp, threads, p)
+    )
+}
+
+fn row(
+    plan: &Plan,
+    imp: Impl,
+    threads: usize,
+    param: String,
+    out: &RunOutcome,
+    seq_median: f64,
+) -> Row {
+    let s = Summary::of(&out.samples_ns);
+    Row {
+        bench: plan.bench.clone(),
+        size: plan.size,
+        imp: imp.name().to_string(),
+        threads,
+        param,
+        min_ns: s.min,
+        median_ns: s.median,
+        max_ns: s.max,
+        per_unit_ns: s.median / plan.units as f64,
+        ratio_to_seq: if imp == Impl::Seq {
+            1.0
+        } else {
+            s.median / seq_median
+        },
+    }
+}

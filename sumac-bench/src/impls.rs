@@ -1,0 +1,301 @@
+//! The implementations being compared, their thread pools, and the runner that
+//! times one workload under one implementation at one thread count.
+
+use std::fmt;
+use std::num::NonZeroUsize;
+use std::str::FromStr;
+use std::time::{Duration, Instant};
+
+use crate::measure::{measure, MeasureConfig, Progress, Target};
+use crate::workloads::Workload;
+
+/// An implementation that can appear in `--impls`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Impl {
+    /// Plain sequential code on the calling thread.
+    Seq,
+    /// sumac: `join` per fork / sumac's parallel iterators.
+    Sumac,
+    /// Rayon with default settings.
+    Rayon,
+    /// Rayon with the best `with_min_len` of a sweep (loop workloads only).
+    RayonTuned,
+    /// Chili: `Scope::join` per fork.
+    Chili,
+    /// The "parallel baseline": input split by hand, one part per thread, `std::thread::scope`.
+    Static,
+}
+
+impl Impl {
+    /// Every implementation, in display order.
+    pub const ALL: [Impl; 6] = [
+        Impl::Seq,
+        Impl::Sumac,
+        Impl::Rayon,
+        Impl::RayonTuned,
+        Impl::Chili,
+        Impl::Static,
+    ];
+
+    /// The name used in `--impls`, tables and CSV files.
+    pub fn name(self) -> &'static str {
+        match self {
+            Impl::Seq => "seq",
+            Impl::Sumac => "sumac",
+            Impl::Rayon => "rayon",
+            Impl::RayonTuned => "rayon-tuned",
+            Impl::Chili => "chili",
+            Impl::Static => "static",
+        }
+    }
+}
+
+impl fmt::Display for Impl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Impl {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Impl::ALL
+            .into_iter()
+            .find(|i| i.name() == s)
+            .ok_or_else(|| {
+                let names: Vec<_> = Impl::ALL.iter().map(|i| i.name()).collect();
+                format!(
+                    "unknown implementation '{s}' (expected one of {})",
+                    names.join(", ")
+                )
+            })
+    }
+}
+
+/// A fork-join library whose `join` needs no explicit context.
+pub trait Join {
+    /// Runs `a` and `b`, potentially in parallel.
+    fn join<RA: Send, RB: Send>(
+        a: impl FnOnce() -> RA + Send,
+        b: impl FnOnce() -> RB + Send,
+    ) -> (RA, RB);
+}
+
+/// `sumac::join`.
+pub struct SumacJoin;
+
+impl Join for SumacJoin {
+    #[inline(always)]
+    fn join<RA: Send, RB: Send>(
+        a: impl FnOnce() -> RA + Send,
+        b: impl FnOnce() -> RB + Send,
+    ) -> (RA, RB) {
+        sumac::join(a, b)
+    }
+}
+
+/// `rayon::join`.
+pub struct RayonJoin;
+
+impl Join for RayonJoin {
+    #[inline(always)]
+    fn join<RA: Send, RB: Send>(
+        a: impl FnOnce() -> RA + Send,
+        b: impl FnOnce() -> RB + Send,
+    ) -> (RA, RB) {
+        rayon::join(a, b)
+    }
+}
+
+/// The `with_min_len` values swept for `rayon-tuned`.
+pub const MIN_LEN_SWEEP: [usize; 4] = [1, 16, 256, 4096];
+
+/// The execution context a workload runs in; built inside the pool by the runner.
+pub enum Ctx<'a, 's> {
+    /// Sequential code on the current thread.
+    Seq,
+    /// Inside `sumac::ThreadPool::install`.
+    Sumac,
+    /// Inside `rayon::ThreadPool::install`, loops split with this `with_min_len`.
+    Rayon {
+        /// Minimum items per Rayon task (1 = Rayon's default).
+        min_len: usize,
+    },
+    /// Inside one `chili::ThreadPool::scope`.
+    Chili(&'a mut chili::Scope<'s>),
+    /// Hand-split across `threads` scoped OS threads.
+    Static {
+        /// Number of parts / threads.
+        threads: usize,
+    },
+}
+
+/// What the scheduler of a sumac pool did during one run, per second of wall time.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SumacActivity {
+    /// Forks (`join` calls) per second.
+    pub forks: f64,
+    /// Promotions (forks made stealable) per second.
+    pub promotions: f64,
+    /// Jobs run by thieves (shared jobs run) per second.
+    pub stolen: f64,
+    /// Worker sleeps per second.
+    pub sleeps: f64,
+    /// Worker wake-ups per second.
+    pub wakeups: f64,
+}
+
+impl SumacActivity {
+    fn from_stats(d: sumac::WorkerStats, wall: Duration) -> Self {
+        let s = wall.as_secs_f64().max(1e-9);
+        SumacActivity {
+            forks: d.forks as f64 / s,
+            promotions: d.promotions as f64 / s,
+            stolen: d.shared_jobs_run as f64 / s,
+            sleeps: d.sleeps as f64 / s,
+            wakeups: d.wakeups as f64 / s,
+        }
+    }
+}
+
+/// The outcome of timing one implementation at one thread count and parameter.
+#[derive(Debug, Default)]
+pub struct RunOutcome {
+    /// Time per run of every sample, in nanoseconds.
+    pub samples_ns: Vec<f64>,
+    /// Checksum of the first run's result (compared with `seq`).
+    pub check: u64,
+    /// Scheduler activity (sumac only).
+    pub activity: Option<SumacActivity>,
+    /// Timeline events recorded by sumac (feature `trace`, when requested).
+    pub trace: Vec<crate::trace::WorkerEvent>,
+}
+
+/// A thread pool of one implementation, built once per thread count.
+pub enum Pool {
+    /// No pool: `seq` and `static` run from the calling thread.
+    None,
+    /// A sumac pool.
+    Sumac(sumac::ThreadPool),
+    /// A Rayon pool.
+    Rayon(rayon::ThreadPool),
+    /// A Chili pool.
+    Chili(chili::ThreadPool),
+}
+
+impl Pool {
+    /// Builds the pool `imp` needs for `threads` threads.
+    pub fn build(imp: Impl, threads: usize) -> Result<Pool, String> {
+        Ok(match imp {
+            Impl::Seq | Impl::Static => Pool::None,
+            Impl::Sumac => Pool::Sumac(
+                sumac::ThreadPoolBuilder::new()
+                    .num_threads(threads)
+                    .build()
+                    .map_err(|e| {
+                        format!("cannot build a sumac pool of {threads} threads: {e:?}")
+                    })?,
+            ),
+            Impl::Rayon | Impl::RayonTuned => Pool::Rayon(
+                rayon::ThreadPoolBuilder::new()
+                    .num_threads(threads)
+                    .build()
+                    .map_err(|e| format!("cannot build a rayon pool of {threads} threads: {e}"))?,
+            ),
+            Impl::Chili => Pool::Chili(chili::ThreadPool::with_config(chili::Config {
+                thread_count: NonZeroUsize::new(threads),
+                ..chili::Config::default()
+            })),
+        })
+    }
+}
+
+/// A workload bound to its state, context and parameter: what [`measure`] times.
+struct Bound<'w, 'a, 's, W: Workload> {
+    workload: &'w W,
+    state: &'w mut W::State,
+    ctx: Ctx<'a, 's>,
+    param: u64,
+}
+
+impl<W: Workload> Target for Bound<'_, '_, '_, W> {
+    const NEEDS_RESET: bool = W::NEEDS_RESET;
+    fn reset(&mut self) {
+        self.workload.reset(self.state);
+    }
+    #[inline(never)]
+    fn run(&mut self) -> u64 {
+        let w = std::hint::black_box(self.workload);
+        w.run(&mut self.ctx, self.state, std::hint::black_box(self.param))
+    }
+    fn check(&self, out: u64) -> u64 {
+        self.workload.check(self.state, out)
+    }
+}
+
+/// Times `workload` with parameter `param` under `imp` at `threads` threads,
+/// timing inside the pool so one cross-thread hand-off does not dominate tiny runs.
+/// `min_len` is the Rayon split size (1 = default).
+#[allow(clippy::too_many_arguments)]
+pub fn run_impl<W: Workload>(
+    workload: &W,
+    state: &mut W::State,
+    imp: Impl,
+    pool: &Pool,
+    threads: usize,
+    param: u64,
+    min_len: usize,
+    cfg: &MeasureConfig,
+    progress: &Progress,
+    want_trace: bool,
+) -> RunOutcome {
+    let bind = |state, ctx| Bound {
+        workload,
+        state,
+        ctx,
+        param,
+    };
+    match (imp, pool) {
+        (Impl::Seq, _) => measure(cfg, progress, &mut bind(state, Ctx::Seq)),
+        (Impl::Static, _) => measure(cfg, progress, &mut bind(state, Ctx::Static { threads })),
+        (Impl::Sumac, Pool::Sumac(p)) => {
+            drain_trace(p);
+            let before = p.stats();
+            let t0 = Instant::now();
+            let mut out = p.install(|| measure(cfg, progress, &mut bind(state, Ctx::Sumac)));
+            let wall = t0.elapsed();
+            let delta = p.stats().since(&before).total();
+            out.activity = Some(SumacActivity::from_stats(delta, wall));
+            if want_trace {
+                out.trace = take_trace(p);
+            }
+            out
+        }
+        (Impl::Rayon | Impl::RayonTuned, Pool::Rayon(p)) => {
+            p.install(|| measure(cfg, progress, &mut bind(state, Ctx::Rayon { min_len })))
+        }
+        (Impl::Chili, Pool::Chili(p)) => {
+            let mut scope = p.scope();
+            measure(cfg, progress, &mut bind(state, Ctx::Chili(&mut scope)))
+        }
+        _ => unreachable!("pool does not match implementation {imp}"),
+    }
+}
+
+#[cfg(feature = "trace")]
+fn drain_trace(pool: &sumac::ThreadPool) {
+    drop(pool.take_trace());
+}
+
+#[cfg(not(feature = "trace"))]
+fn drain_trace(_pool: &sumac::ThreadPool) {}
+
+#[cfg(feature = "trace")]
+fn take_trace(pool: &sumac::ThreadPool) -> Vec<crate::trace::WorkerEvent> {
+    crate::trace::convert(pool.take_trace())
+}
+
+#[cfg(not(feature = "trace"))]
+fn take_trace(_pool: &sumac::ThreadPool) -> Vec<crate::trace::WorkerEvent> {
+    Vec::new()
+}

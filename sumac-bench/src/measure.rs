@@ -1,0 +1,191 @@
+//! Sampling: warm-up, calibration of repetitions per sample, and summary statistics.
+
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+use crate::impls::RunOutcome;
+
+/// How to sample one (implementation, thread count, parameter) combination.
+#[derive(Clone, Debug)]
+pub struct MeasureConfig {
+    /// Number of samples to record.
+    pub samples: usize,
+    /// Time spent running the workload before sampling.
+    pub warmup: Duration,
+    /// A sample repeats the workload until it lasts at least this long.
+    pub min_sample: Duration,
+    /// Stop sampling early (after at least [`MIN_SAMPLES_UNDER_BUDGET`]) once the
+    /// samples took this long (the suite's time budget).
+    pub sampling_budget: Option<Duration>,
+}
+
+/// Fewest samples kept when a sampling budget cuts a run short.
+pub const MIN_SAMPLES_UNDER_BUDGET: usize = 3;
+
+/// Something [`measure`] can time: a workload bound to its input and context.
+pub trait Target {
+    /// Whether `reset` must run (untimed) before every run.
+    const NEEDS_RESET: bool;
+    /// Restores the input a run destroys (untimed); also called once before the checked run.
+    fn reset(&mut self);
+    /// One run of the workload; returns its result.
+    fn run(&mut self) -> u64;
+    /// Checksum of a run's result, compared with the sequential one.
+    fn check(&self, out: u64) -> u64;
+}
+
+/// Runs `target` once to check it, warms it up, calibrates repetitions so a
+/// sample lasts at least `cfg.min_sample`, then records `cfg.samples` samples
+/// (time per run, in ns). Must be called where the workload should run (inside
+/// the pool), so the timing excludes the hand-off into the pool.
+pub fn measure<T: Target>(cfg: &MeasureConfig, progress: &Progress, target: &mut T) -> RunOutcome {
+    // Checked run (also the first warm-up run), always from a freshly reset input
+    // so an implementation that does nothing cannot inherit a correct result.
+    let warm_start = Instant::now();
+    target.reset();
+    let first = timed_run(target);
+    let check = target.check(first.1);
+    let mut fastest = first.0;
+
+    while warm_start.elapsed() < cfg.warmup {
+        fastest = fastest.min(timed_run(target).0);
+    }
+
+    let per_run = fastest.as_nanos().max(1);
+    let reps = (cfg.min_sample.as_nanos() / per_run).clamp(1, 1_000_000) as usize;
+
+    let mut samples_ns = Vec::with_capacity(cfg.samples);
+    let sampling_start = Instant::now();
+    for _ in 0..cfg.samples {
+        let total = if T::NEEDS_RESET {
+            (0..reps).map(|_| timed_run(target).0).sum::<Duration>()
+        } else {
+            let t0 = Instant::now();
+            for _ in 0..reps {
+                black_box(target.run());
+            }
+            t0.elapsed()
+        };
+        samples_ns.push(total.as_nanos() as f64 / reps as f64);
+        progress.inc();
+        if let Some(budget) = cfg.sampling_budget {
+            if samples_ns.len() >= MIN_SAMPLES_UNDER_BUDGET && sampling_start.elapsed() > budget {
+                progress.inc_by((cfg.samples - samples_ns.len()) as u64);
+                break;
+            }
+        }
+    }
+    RunOutcome {
+        samples_ns,
+        check,
+        ..RunOutcome::default()
+    }
+}
+
+/// One run, reset first when needed (untimed); returns its duration and result.
+fn timed_run<T: Target>(target: &mut T) -> (Duration, u64) {
+    if T::NEEDS_RESET {
+        target.reset();
+    }
+    let t0 = Instant::now();
+    let out = black_box(target.run());
+    (t0.elapsed(), out)
+}
+
+/// Minimum, median and maximum of a set of samples.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Summary {
+    /// Smallest sample.
+    pub min: f64,
+    /// Median sample (mean of the middle two for an even count).
+    pub median: f64,
+    /// Largest sample.
+    pub max: f64,
+}
+
+impl Summary {
+    /// Summarises `samples` (must not be empty).
+    pub fn of(samples: &[f64]) -> Summary {
+        assert!(!samples.is_empty(), "no samples");
+        let mut s = samples.to_vec();
+        s.sort_by(f64::total_cmp);
+        let n = s.len();
+        let median = if n % 2 == 1 {
+            s[n / 2]
+        } else {
+            (s[n / 2 - 1] + s[n / 2]) / 2.0
+        };
+        Summary {
+            min: s[0],
+            median,
+            max: s[n - 1],
+        }
+    }
+}
+
+/// Progress bar on stderr: workload, implementation, thread count and samples done.
+/// Hidden when stderr is not a terminal or with `--quiet`.
+#[derive(Clone)]
+pub struct Progress {
+    bar: ProgressBar,
+}
+
+impl Progress {
+    /// A bar over `total` samples, visible only if `visible` and stderr is a terminal.
+    pub fn new(total: u64, visible: bool) -> Progress {
+        use std::io::IsTerminal;
+        let target = if visible && std::io::stderr().is_terminal() {
+            ProgressDrawTarget::stderr()
+        } else {
+            ProgressDrawTarget::hidden()
+        };
+        let bar = ProgressBar::with_draw_target(Some(total), target);
+        bar.set_style(
+            ProgressStyle::with_template(
+                "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} samples  {msg}",
+            )
+            .expect("valid progress template"),
+        );
+        Progress { bar }
+    }
+
+    /// Shows what is being measured now.
+    pub fn set_message(&self, msg: String) {
+        self.bar.set_message(msg);
+    }
+
+    /// One more sample done.
+    pub fn inc(&self) {
+        self.bar.inc(1);
+    }
+
+    /// `n` more samples done (or skipped).
+    pub fn inc_by(&self, n: u64) {
+        self.bar.inc(n);
+    }
+
+    /// Removes the bar from the terminal.
+    pub fn finish(&self) {
+        self.bar.finish_and_clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn summary_odd_and_even() {
+        assert_eq!(
+            Summary::of(&[3.0, 1.0, 2.0]),
+            Summary {
+                min: 1.0,
+                median: 2.0,
+                max: 3.0
+            }
+        );
+        assert_eq!(Summary::of(&[4.0, 1.0, 2.0, 3.0]).median, 2.5);
+    }
+}

@@ -1,0 +1,291 @@
+//! Results: the CSV row type, the stdout table and CSV serialisation.
+
+use std::fmt::Write as _;
+
+use serde::{Deserialize, Serialize};
+
+use crate::experiment::ExperimentResult;
+
+/// One result row; the field order is the CSV column order:
+/// `bench,size,impl,threads,param,min_ns,median_ns,max_ns,per_unit_ns,ratio_to_seq`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Row {
+    /// Workload name (`tree-sum`, `fib`, `sort-stable`...).
+    pub bench: String,
+    /// Input size (nodes, n, length or matrix side).
+    pub size: u64,
+    /// Implementation name.
+    #[serde(rename = "impl")]
+    pub imp: String,
+    /// Thread count (1 for `seq`).
+    pub threads: usize,
+    /// The cutoff / work per node, or the best `with_min_len` for `rayon-tuned`; else empty.
+    pub param: String,
+    /// Fastest sample, ns per run.
+    pub min_ns: f64,
+    /// Median sample, ns per run.
+    pub median_ns: f64,
+    /// Slowest sample, ns per run.
+    pub max_ns: f64,
+    /// Median divided by the number of units (nodes, calls, elements...).
+    pub per_unit_ns: f64,
+    /// Median divided by `seq`'s median (1 for `seq`).
+    pub ratio_to_seq: f64,
+}
+
+/// The CSV header, exactly.
+pub const CSV_HEADER: &str =
+    "bench,size,impl,threads,param,min_ns,median_ns,max_ns,per_unit_ns,ratio_to_seq";
+
+/// Serialises rows as CSV (with the header).
+pub fn to_csv(rows: &[Row]) -> Vec<u8> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    if rows.is_empty() {
+        w.write_record(CSV_HEADER.split(','))
+            .expect("in-memory write");
+    }
+    for r in rows {
+        w.serialize(r).expect("in-memory write");
+    }
+    w.into_inner().expect("in-memory flush")
+}
+
+/// Formats a time in ns with about four significant digits.
+pub fn fmt_ns(ns: f64) -> String {
+    if ns >= 1e9 {
+        format!("{:.3} s", ns / 1e9)
+    } else if ns >= 1e6 {
+        format!("{:.3} ms", ns / 1e6)
+    } else if ns >= 1e4 {
+        format!("{:.2} µs", ns / 1e3)
+    } else if ns >= 100.0 {
+        format!("{ns:.0} ns")
+    } else if ns >= 10.0 {
+        format!("{ns:.1} ns")
+    } else {
+        format!("{ns:.3} ns")
+    }
+}
+
+/// Formats a rate (events per second) compactly.
+pub fn fmt_rate(r: f64) -> String {
+    if r >= 1e9 {
+        format!("{:.2}G", r / 1e9)
+    } else if r >= 1e6 {
+        format!("{:.2}M", r / 1e6)
+    } else if r >= 1e3 {
+        format!("{:.1}k", r / 1e3)
+    } else {
+        format!("{r:.0}")
+    }
+}
+
+/// Formats an integer with thousands separators (`1,000,000`).
+pub fn fmt_count(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// The human-readable table of one experiment, followed by sumac's scheduler
+/// activity (promotions, jobs run by thieves and sleeps per second).
+pub fn table(res: &ExperimentResult) -> String {
+    let plan = &res.plan;
+    let unit = plan.unit;
+    let param_head = match plan.param_name {
+        Some(name) => name,
+        None if res.rows.iter().any(|r| !r.param.is_empty()) => "min_len",
+        None => "",
+    };
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "\n== {} ==  (time per {unit}; ratio = median / seq median)",
+        plan.title
+    );
+    let _ = writeln!(
+        s,
+        "{:<12} {:>7} {:>8} {:>12} {:>12} {:>12} {:>8}",
+        "impl",
+        "threads",
+        param_head,
+        format!("median/{}", short(unit)),
+        format!("min/{}", short(unit)),
+        "median/run",
+        "ratio"
+    );
+    for r in &res.rows {
+        let units = plan.units as f64;
+        let _ = writeln!(
+            s,
+            "{:<12} {:>7} {:>8} {:>12} {:>12} {:>12} {:>8.3}",
+            r.imp,
+            r.threads,
+            r.param,
+            fmt_ns(r.median_ns / units),
+            fmt_ns(r.min_ns / units),
+            fmt_ns(r.median_ns),
+            r.ratio_to_seq
+        );
+    }
+    if res.skipped_runs > 0 {
+        let _ = writeln!(
+            s,
+            "({} runs skipped: time budget exhausted)",
+            res.skipped_runs
+        );
+    }
+    if !res.activity.is_empty() {
+        let _ = writeln!(
+            s,
+            "sumac scheduler activity (per second of wall time; idle threads sleep, competing ones steal):"
+        );
+        for a in &res.activity {
+            let p = match (plan.param_name, a.param) {
+                (Some(n), Some(v)) => format!(", {n} {v}"),
+                _ => String::new(),
+            };
+            let x = &a.activity;
+            let _ = writeln!(
+                s,
+                "  sumac {:>3} thr{p}: {} promotions/s, {} jobs run by thieves/s, {} sleeps/s ({} forks/s, {} wake-ups/s)",
+                a.threads,
+                fmt_rate(x.promotions),
+                fmt_rate(x.stolen),
+                fmt_rate(x.sleeps),
+                fmt_rate(x.forks),
+                fmt_rate(x.wakeups),
+            );
+        }
+    }
+    s
+}
+
+/// Abbreviation of a unit for column heads.
+fn short(unit: &str) -> &str {
+    match unit {
+        "element" => "elem",
+        "iteration" => "iter",
+        "multiply-add" => "madd",
+        other => other,
+    }
+}
+
+/// The experiment's rows as a Markdown table, followed by sumac's activity.
+pub fn markdown(res: &ExperimentResult) -> String {
+    let plan = &res.plan;
+    let units = plan.units as f64;
+    // The parameter column: the cutoff / work, the tuned min_len, or none at all.
+    let param_head = match plan.param_name {
+        Some(name) => Some(name),
+        None if res.rows.iter().any(|r| !r.param.is_empty()) => Some("min_len (rayon-tuned)"),
+        None => None,
+    };
+    let cell = |text: &str| match param_head {
+        Some(_) => format!(" {text} |"),
+        None => String::new(),
+    };
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "| impl | threads |{} median per {u} | min per {u} | median per run | ratio to seq |",
+        cell(param_head.unwrap_or_default()),
+        u = plan.unit
+    );
+    let _ = writeln!(s, "|---|---:|{}---:|---:|---:|---:|", cell("---:"));
+    for r in &res.rows {
+        let _ = writeln!(
+            s,
+            "| {} | {} |{} {} | {} | {} | {:.3} |",
+            r.imp,
+            r.threads,
+            cell(&r.param),
+            fmt_ns(r.median_ns / units),
+            fmt_ns(r.min_ns / units),
+            fmt_ns(r.median_ns),
+            r.ratio_to_seq
+        );
+    }
+    if res.skipped_runs > 0 {
+        let _ = writeln!(
+            s,
+            "\n{} runs were skipped: the time budget ran out.",
+            res.skipped_runs
+        );
+    }
+    if !res.activity.is_empty() {
+        // Only a real parameter (cutoff, work) varies between sumac runs.
+        let pcell = |text: &str| match plan.param_name {
+            Some(_) => format!(" {text} |"),
+            None => String::new(),
+        };
+        let _ = writeln!(s, "\nsumac scheduler activity, per second of wall time:\n");
+        let _ = writeln!(
+            s,
+            "| threads |{} promotions/s | jobs run by thieves/s | sleeps/s | forks/s |",
+            pcell(plan.param_name.unwrap_or_default())
+        );
+        let _ = writeln!(s, "|---:|{}---:|---:|---:|---:|", pcell("---:"));
+        for a in &res.activity {
+            let x = &a.activity;
+            let _ = writeln!(
+                s,
+                "| {} |{} {} | {} | {} | {} |",
+                a.threads,
+                pcell(&a.param.map(|v| v.to_string()).unwrap_or_default()),
+                fmt_rate(x.promotions),
+                fmt_rate(x.stolen),
+                fmt_rate(x.sleeps),
+                fmt_rate(x.forks)
+            );
+        }
+    }
+    s
+}
+
+/// Reads rows back from a CSV file written by [`to_csv`].
+pub fn read_csv(bytes: &[u8]) -> Result<Vec<Row>, String> {
+    csv::Reader::from_reader(bytes)
+        .deserialize()
+        .collect::<Result<Vec<Row>, _>>()
+        .map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn csv_header_is_exact() {
+        let row = Row {
+            bench: "fib".into(),
+            size: 30,
+            imp: "seq".into(),
+            threads: 1,
+            param: String::new(),
+            min_ns: 1.0,
+            median_ns: 2.0,
+            max_ns: 3.0,
+            per_unit_ns: 0.5,
+            ratio_to_seq: 1.0,
+        };
+        let text = String::from_utf8(to_csv(&[row])).unwrap();
+        assert_eq!(text.lines().next().unwrap(), CSV_HEADER);
+        let empty = String::from_utf8(to_csv(&[])).unwrap();
+        assert_eq!(empty.trim_end(), CSV_HEADER);
+    }
+
+    #[test]
+    fn formatting() {
+        assert_eq!(fmt_count(1_000_000), "1,000,000");
+        assert_eq!(fmt_count(999), "999");
+        assert_eq!(fmt_ns(2.4191), "2.419 ns");
+        assert_eq!(fmt_ns(3_500_000.0), "3.500 ms");
+    }
+}

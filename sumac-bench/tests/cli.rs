@@ -1,0 +1,479 @@
+//! Command-line tests of the `sumac-bench` binary: tiny inputs, one sample, no
+//! warm-up, so the whole file runs in seconds even in debug builds.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+const HEADER: &str =
+    "bench,size,impl,threads,param,min_ns,median_ns,max_ns,per_unit_ns,ratio_to_seq";
+
+/// Runs the binary with exactly `args`.
+fn bench_raw(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_sumac-bench"))
+        .args(args)
+        .output()
+        .expect("run sumac-bench")
+}
+
+/// Runs the binary with `args` plus flags that keep it fast and quiet.
+fn bench(args: &[&str]) -> Output {
+    let mut all = args.to_vec();
+    all.extend(["--samples", "1", "--warmup-ms", "0", "--quiet"]);
+    bench_raw(&all)
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// A fresh scratch directory for one test.
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("sumac-bench-cli-{}-{name}", std::process::id()));
+    let _ = fs::remove_dir_all(&dir);
+    fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn assert_ok(o: &Output) {
+    assert!(
+        o.status.success(),
+        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
+        o.status.code(),
+        stdout(o),
+        stderr(o)
+    );
+}
+
+/// Exit code 2 with a single error line on stderr that names `flag`.
+fn assert_flag_error(o: &Output, flag: &str) {
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "stdout:\n{}\nstderr:\n{}",
+        stdout(o),
+        stderr(o)
+    );
+    let err = stderr(o);
+    let lines: Vec<&str> = err.lines().filter(|l| !l.trim().is_empty()).collect();
+    assert_eq!(lines.len(), 1, "expected one line, got:\n{err}");
+    assert!(
+        lines[0].contains(flag),
+        "'{}' does not name {flag}",
+        lines[0]
+    );
+}
+
+fn read_csv(path: &Path) -> Vec<Vec<String>> {
+    let text = fs::read_to_string(path).unwrap();
+    let mut lines = text.lines();
+    assert_eq!(lines.next(), Some(HEADER));
+    lines
+        .map(|l| l.split(',').map(str::to_string).collect())
+        .collect()
+}
+
+fn assert_svg(path: &Path) {
+    let text = fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let doc = roxmltree::Document::parse(&text).expect("SVG parses as XML");
+    assert_eq!(doc.root_element().tag_name().name(), "svg");
+    assert!(
+        doc.descendants().any(|n| n.has_tag_name("text")),
+        "no text in {}",
+        path.display()
+    );
+}
+
+#[test]
+fn default_run_at_tiny_sizes_prints_the_headline_table() {
+    let o = bench(&["--smoke", "--threads", "1,2"]);
+    assert_ok(&o);
+    let out = stdout(&o);
+    for needle in [
+        "tree-sum, 100 nodes",
+        "tree-sum, 1,000 nodes",
+        "fib(15)",
+        "sumac",
+        "rayon",
+        "chili",
+        "static",
+        "ratio",
+    ] {
+        assert!(out.contains(needle), "missing {needle:?} in:\n{out}");
+    }
+    assert!(
+        out.contains("promotions/s")
+            && out.contains("jobs run by thieves/s")
+            && out.contains("sleeps/s")
+    );
+}
+
+#[test]
+fn help_lists_every_workload() {
+    let o = bench_raw(&["--help"]);
+    assert_ok(&o);
+    let out = stdout(&o);
+    for w in [
+        "tree-sum",
+        "fib",
+        "iota",
+        "for-irregular",
+        "lu",
+        "matmul",
+        "sum-squares",
+        "sort",
+        "suite",
+        "headline",
+    ] {
+        assert!(out.contains(w), "--help does not list {w}:\n{out}");
+    }
+}
+
+#[test]
+fn csv_has_the_exact_columns_and_one_row_per_run() {
+    let dir = scratch("csv");
+    let csv = dir.join("fib.csv");
+    let o = bench(&[
+        "fib",
+        "--n",
+        "12",
+        "--cutoff",
+        "1,3",
+        "--threads",
+        "1,2",
+        "--csv",
+        csv.to_str().unwrap(),
+    ]);
+    assert_ok(&o);
+    let rows = read_csv(&csv);
+    // seq once, then sumac, rayon, chili x 2 thread counts x 2 cutoffs.
+    assert_eq!(rows.len(), 1 + 3 * 2 * 2);
+    for r in &rows {
+        assert_eq!(r.len(), 10, "{r:?}");
+        assert_eq!(r[0], "fib");
+        assert_eq!(r[1], "12");
+        let (min, median, max): (f64, f64, f64) = (
+            r[5].parse().unwrap(),
+            r[6].parse().unwrap(),
+            r[7].parse().unwrap(),
+        );
+        assert!(min > 0.0 && min <= median && median <= max);
+        let per_unit: f64 = r[8].parse().unwrap();
+        assert!(
+            (per_unit - median / 465.0).abs() < 1e-6 * median,
+            "fib(12) makes 465 calls"
+        );
+    }
+    assert_eq!(rows[0][2], "seq");
+    assert_eq!(rows[0][4], "");
+    assert_eq!(rows[0][9].parse::<f64>().unwrap(), 1.0);
+    assert!(rows[1..].iter().all(|r| r[4] == "1" || r[4] == "3"));
+    fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn every_loop_workload_runs_and_rayon_tuned_reports_its_min_len() {
+    let dir = scratch("loops");
+    let csv = dir.join("loops.csv");
+    let c = csv.to_str().unwrap();
+    for args in [
+        &["iota", "--len", "1000"][..],
+        &["for-irregular", "--len", "50", "--limit", "20"],
+        &["lu", "--size", "24"],
+        &["matmul", "--size", "16"],
+        &["sum-squares", "--len", "1000"],
+        &["sort", "--len", "1000"],
+    ] {
+        let mut a = args.to_vec();
+        a.extend(["--threads", "1,2", "--csv", c]);
+        let o = bench(&a);
+        assert_ok(&o);
+        let rows = read_csv(&csv);
+        let tuned: Vec<_> = rows.iter().filter(|r| r[2] == "rayon-tuned").collect();
+        if args[0] == "sort" {
+            let benches: Vec<_> = rows.iter().map(|r| r[0].as_str()).collect();
+            assert!(benches.contains(&"sort-unstable") && benches.contains(&"sort-stable"));
+            assert!(tuned.is_empty());
+        } else {
+            assert_eq!(tuned.len(), 2, "{args:?}");
+            assert!(tuned
+                .iter()
+                .all(|r| ["1", "16", "256", "4096"].contains(&r[4].as_str())));
+        }
+    }
+    fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn tree_shapes_work_sweep_and_static_baseline() {
+    let dir = scratch("shapes");
+    let csv = dir.join("t.csv");
+    for shape in ["balanced", "left-deep", "random"] {
+        let o = bench(&[
+            "tree-sum",
+            "--nodes",
+            "3000",
+            "--shape",
+            shape,
+            "--work",
+            "0,4",
+            "--threads",
+            "1,3",
+            "--csv",
+            csv.to_str().unwrap(),
+        ]);
+        assert_ok(&o);
+        let rows = read_csv(&csv);
+        assert!(rows.iter().any(|r| r[2] == "static" && r[3] == "3"));
+        // seq once per work value.
+        assert_eq!(rows.iter().filter(|r| r[2] == "seq").count(), 2);
+    }
+    fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn svg_figures_parse_as_xml() {
+    let dir = scratch("svg");
+    let cases: [(&str, &[&str]); 3] = [
+        (
+            "bars.svg",
+            &["tree-sum", "--nodes", "1000", "--threads", "2"],
+        ),
+        (
+            "speedup.svg",
+            &["tree-sum", "--nodes", "1000", "--threads", "1,2,4"],
+        ),
+        (
+            "cutoffs.svg",
+            &["fib", "--n", "12", "--cutoff", "1,4,8", "--threads", "2"],
+        ),
+    ];
+    for (name, args) in cases {
+        let path = dir.join(name);
+        let mut a = args.to_vec();
+        a.extend(["--svg", path.to_str().unwrap()]);
+        assert_ok(&bench(&a));
+        assert_svg(&path);
+    }
+    // Several experiments: one figure each, named after the experiment.
+    let many = dir.join("sort.svg");
+    assert_ok(&bench(&[
+        "sort",
+        "--len",
+        "100",
+        "--threads",
+        "1",
+        "--svg",
+        many.to_str().unwrap(),
+    ]));
+    assert_svg(&dir.join("sort-sort-unstable-100.svg"));
+    assert_svg(&dir.join("sort-sort-stable-100.svg"));
+    fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn suite_writes_csv_svg_and_a_generated_report() {
+    let dir = scratch("suite");
+    let out = dir.join("results");
+    let o = bench(&[
+        "suite",
+        "--smoke",
+        "--threads",
+        "1,2",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_ok(&o);
+    let report = fs::read_to_string(out.join("REPORT.md")).unwrap();
+    assert!(report.contains("| impl | threads |"));
+    let figures = report.matches("![").count();
+    assert!(figures >= 10, "{figures} figures in REPORT.md");
+    for entry in fs::read_dir(&out).unwrap() {
+        let path = entry.unwrap().path();
+        match path.extension().and_then(|e| e.to_str()) {
+            Some("svg") => assert_svg(&path),
+            Some("csv") => assert!(!read_csv(&path).is_empty()),
+            Some("md") => {}
+            _ => panic!("unexpected file {}", path.display()),
+        }
+    }
+    assert!(out.join("tree-sum-100.csv").exists());
+    // A partial re-run keeps the other experiments' results in the report.
+    let o = bench(&[
+        "suite",
+        "--smoke",
+        "--threads",
+        "1",
+        "--only",
+        "fib",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_ok(&o);
+    let report = fs::read_to_string(out.join("REPORT.md")).unwrap();
+    assert!(report.contains("from an earlier run"));
+    assert!(!stdout(&o).contains("tree-sum, 100 nodes"));
+    fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn a_result_mismatch_exits_1_and_writes_nothing() {
+    let dir = scratch("mismatch");
+    let csv = dir.join("x.csv");
+    let o = bench(&[
+        "tree-sum",
+        "--nodes",
+        "100",
+        "--threads",
+        "1",
+        "--inject-mismatch",
+        "--csv",
+        csv.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert!(stderr(&o).contains("mismatch"));
+    assert_eq!(
+        fs::read_dir(&dir).unwrap().count(),
+        0,
+        "nothing may be written"
+    );
+    fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn unknown_workload_and_bad_flags_exit_2_with_usage() {
+    let o = bench(&["frobnicate"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("frobnicate"));
+    let o = bench(&["tree-sum", "--bogus"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("Usage"));
+    let o = bench(&["tree-sum", "--nodes", "many"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("--nodes"));
+}
+
+#[test]
+fn bad_implementations_exit_2() {
+    assert_flag_error(
+        &bench(&["tree-sum", "--nodes", "10", "--impls", "seq,tbb"]),
+        "--impls",
+    );
+    assert_flag_error(
+        &bench(&["tree-sum", "--nodes", "10", "--impls", ""]),
+        "--impls",
+    );
+    assert_flag_error(
+        &bench(&["iota", "--len", "10", "--impls", "chili"]),
+        "--impls",
+    );
+    assert_flag_error(
+        &bench(&["fib", "--n", "10", "--impls", "rayon-tuned"]),
+        "--impls",
+    );
+}
+
+#[test]
+fn empty_or_zero_thread_lists_exit_2() {
+    for t in ["", ",", "0", "1,0", "two"] {
+        assert_flag_error(
+            &bench(&["tree-sum", "--nodes", "10", "--threads", t]),
+            "--threads",
+        );
+    }
+}
+
+#[test]
+fn zero_sizes_exit_2() {
+    for (args, flag) in [
+        (&["tree-sum", "--nodes", "0"][..], "--nodes"),
+        (&["fib", "--n", "0"], "--n"),
+        (&["iota", "--len", "0"], "--len"),
+        (&["for-irregular", "--len", "0"], "--len"),
+        (&["for-irregular", "--limit", "10"], "--limit"),
+        (&["lu", "--size", "0"], "--size"),
+        (&["matmul", "--size", "0"], "--size"),
+        (&["sum-squares", "--len", "0"], "--len"),
+        (&["sort", "--len", "0"], "--len"),
+    ] {
+        assert_flag_error(&bench(args), flag);
+    }
+    assert_flag_error(
+        &bench_raw(&["fib", "--n", "5", "--samples", "0"]),
+        "--samples",
+    );
+}
+
+#[test]
+fn unwritable_outputs_exit_2_before_running() {
+    let dir = scratch("unwritable");
+    let file = dir.join("plain-file");
+    fs::write(&file, "x").unwrap();
+    let inside_file = file.join("out.csv");
+    let p = inside_file.to_str().unwrap();
+    let started = std::time::Instant::now();
+    assert_flag_error(
+        &bench(&["tree-sum", "--nodes", "100000000", "--csv", p]),
+        "--csv",
+    );
+    assert!(
+        started.elapsed().as_secs() < 5,
+        "must fail before building the input"
+    );
+    assert_flag_error(&bench(&["tree-sum", "--nodes", "10", "--svg", p]), "--svg");
+    assert_flag_error(
+        &bench(&["tree-sum", "--nodes", "10", "--csv", dir.to_str().unwrap()]),
+        "--csv",
+    );
+    assert_flag_error(&bench(&["suite", "--smoke", "--out", p]), "--out");
+    // Nothing was left behind.
+    assert_eq!(fs::read_dir(&dir).unwrap().count(), 1);
+    fs::remove_dir_all(dir).unwrap();
+}
+
+#[cfg(not(feature = "trace"))]
+#[test]
+fn trace_without_the_feature_exits_2() {
+    let o = bench(&[
+        "tree-sum",
+        "--nodes",
+        "10",
+        "--trace",
+        "/tmp/never-written.json",
+    ]);
+    assert_flag_error(&o, "--trace");
+    assert!(stderr(&o).contains("--features trace"));
+}
+
+#[cfg(feature = "trace")]
+#[test]
+fn trace_is_chrome_json_with_events_from_several_workers() {
+    let dir = scratch("trace");
+    let path = dir.join("trace.json");
+    let o = bench(&[
+        "tree-sum",
+        "--nodes",
+        "300000",
+        "--threads",
+        "4",
+        "--impls",
+        "sumac",
+        "--trace",
+        path.to_str().unwrap(),
+    ]);
+    assert_ok(&o);
+    let json: serde_json::Value =
+        serde_json::from_slice(&fs::read(&path).unwrap()).expect("valid JSON");
+    let events = json["traceEvents"].as_array().expect("traceEvents array");
+    let workers: std::collections::BTreeSet<u64> = events
+        .iter()
+        .filter(|e| e["ph"] != "M")
+        .filter_map(|e| e["tid"].as_u64())
+        .collect();
+    assert!(workers.len() > 1, "events from workers {workers:?} only");
+    fs::remove_dir_all(dir).unwrap();
+}

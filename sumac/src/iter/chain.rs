@@ -1,0 +1,213 @@
+//! `chain`: the items of one parallel iterator followed by those of another.
+
+use super::plumbing::{Consumer, Producer, ProducerCallback, Reducer};
+use super::{IndexedParallelIterator, ParallelIterator};
+
+/// The iterator returned by [`ParallelIterator::chain`].
+#[derive(Clone, Debug)]
+#[must_use = "parallel iterators are lazy and do nothing unless consumed"]
+pub struct Chain<A, B> {
+    a: A,
+    b: B,
+}
+
+impl<A, B> Chain<A, B> {
+    pub(super) fn new(a: A, b: B) -> Self {
+        Chain { a, b }
+    }
+}
+
+impl<A, B> ParallelIterator for Chain<A, B>
+where
+    A: ParallelIterator,
+    B: ParallelIterator<Item = A::Item>,
+{
+    type Item = A::Item;
+
+    fn drive_unindexed<C: Consumer<A::Item>>(self, consumer: C) -> C::Result {
+        let Chain { a, b } = self;
+        let reducer = consumer.to_reducer();
+        let (left, right) = consumer.split_at(a.index_span());
+        // Both parts run as a fork pair: `b` is the pending fork while `a` runs.
+        let (ra, rb) = crate::in_worker(move || {
+            crate::join(
+                move || a.drive_unindexed(left),
+                move || b.drive_unindexed(right),
+            )
+        });
+        reducer.reduce(ra, rb)
+    }
+
+    fn opt_len(&self) -> Option<usize> {
+        self.a.opt_len()?.checked_add(self.b.opt_len()?)
+    }
+
+    fn index_span(&self) -> usize {
+        self.a.index_span().saturating_add(self.b.index_span())
+    }
+}
+
+impl<A, B> IndexedParallelIterator for Chain<A, B>
+where
+    A: IndexedParallelIterator,
+    B: IndexedParallelIterator<Item = A::Item>,
+{
+    fn len(&self) -> usize {
+        self.a
+            .len()
+            .checked_add(self.b.len())
+            .expect("chained length overflows usize")
+    }
+
+    fn with_producer<CB: ProducerCallback<A::Item>>(self, callback: CB) -> CB::Output {
+        let Chain { a, b } = self;
+        a.with_producer(CallbackA { callback, b })
+    }
+}
+
+struct CallbackA<CB, B> {
+    callback: CB,
+    b: B,
+}
+
+impl<T, CB, B> ProducerCallback<T> for CallbackA<CB, B>
+where
+    CB: ProducerCallback<T>,
+    B: IndexedParallelIterator<Item = T>,
+{
+    type Output = CB::Output;
+    fn callback<PA: Producer<Item = T>>(self, a: PA) -> CB::Output {
+        self.b.with_producer(CallbackB {
+            callback: self.callback,
+            a,
+        })
+    }
+}
+
+struct CallbackB<CB, PA> {
+    callback: CB,
+    a: PA,
+}
+
+impl<T, CB, PA> ProducerCallback<T> for CallbackB<CB, PA>
+where
+    CB: ProducerCallback<T>,
+    PA: Producer<Item = T>,
+{
+    type Output = CB::Output;
+    fn callback<PB: Producer<Item = T>>(self, b: PB) -> CB::Output {
+        self.callback.callback(ChainProducer { a: self.a, b })
+    }
+}
+
+struct ChainProducer<PA, PB> {
+    a: PA,
+    b: PB,
+}
+
+impl<PA, PB> Producer for ChainProducer<PA, PB>
+where
+    PA: Producer,
+    PB: Producer<Item = PA::Item>,
+{
+    type Item = PA::Item;
+    type IntoIter = ChainIter<PA::IntoIter, PB::IntoIter>;
+
+    fn len(&self) -> usize {
+        self.a.len() + self.b.len()
+    }
+
+    fn into_iter(self) -> Self::IntoIter {
+        ChainIter {
+            a: self.a.into_iter(),
+            b: self.b.into_iter(),
+        }
+    }
+
+    fn split_at(self, index: usize) -> (Self, Self) {
+        let a_len = self.a.len();
+        if index <= a_len {
+            let (a_left, a_right) = self.a.split_at(index);
+            let (b_none, b) = self.b.split_at(0);
+            (
+                ChainProducer {
+                    a: a_left,
+                    b: b_none,
+                },
+                ChainProducer { a: a_right, b },
+            )
+        } else {
+            let (b_left, b_right) = self.b.split_at(index - a_len);
+            let (a, a_none) = self.a.split_at(a_len);
+            (
+                ChainProducer { a, b: b_left },
+                ChainProducer {
+                    a: a_none,
+                    b: b_right,
+                },
+            )
+        }
+    }
+
+    fn min_len(&self) -> usize {
+        self.a.min_len().max(self.b.min_len())
+    }
+
+    fn max_len(&self) -> usize {
+        self.a.max_len().min(self.b.max_len())
+    }
+}
+
+/// The sequential iterator of a chained producer (exact-size, unlike `std`'s `Chain`).
+pub(crate) struct ChainIter<A, B> {
+    a: A,
+    b: B,
+}
+
+impl<A, B> Iterator for ChainIter<A, B>
+where
+    A: ExactSizeIterator,
+    B: ExactSizeIterator<Item = A::Item>,
+{
+    type Item = A::Item;
+    #[inline]
+    fn next(&mut self) -> Option<A::Item> {
+        match self.a.next() {
+            Some(x) => Some(x),
+            None => self.b.next(),
+        }
+    }
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let n = self.a.len() + self.b.len();
+        (n, Some(n))
+    }
+    #[inline]
+    fn fold<Acc, G>(self, init: Acc, mut g: G) -> Acc
+    where
+        G: FnMut(Acc, Self::Item) -> Acc,
+    {
+        let acc = self.a.fold(init, &mut g);
+        self.b.fold(acc, g)
+    }
+}
+
+impl<A, B> DoubleEndedIterator for ChainIter<A, B>
+where
+    A: ExactSizeIterator + DoubleEndedIterator,
+    B: ExactSizeIterator<Item = A::Item> + DoubleEndedIterator,
+{
+    #[inline]
+    fn next_back(&mut self) -> Option<A::Item> {
+        match self.b.next_back() {
+            Some(x) => Some(x),
+            None => self.a.next_back(),
+        }
+    }
+}
+
+impl<A, B> ExactSizeIterator for ChainIter<A, B>
+where
+    A: ExactSizeIterator,
+    B: ExactSizeIterator<Item = A::Item>,
+{
+}

@@ -1,0 +1,175 @@
+//! Short-circuiting searches: `find_any`, `find_first`, `find_last` (and, built on them,
+//! `any`, `all`, `position_*`, `try_for_each`).
+//!
+//! Pieces of the loop are identified by their start and end positions in the producer's
+//! index space. A piece that finds a match publishes its start in a shared atomic; a
+//! piece that lies entirely after (for `find_first`) or before (for `find_last`) a
+//! piece with a match stops at its next block boundary.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use super::plumbing::{Consumer, Folder, Reducer};
+use super::ParallelIterator;
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(super) enum Mode {
+    Any,
+    First,
+    Last,
+}
+
+pub(super) fn find<I, P>(iter: I, predicate: &P, mode: Mode) -> Option<I::Item>
+where
+    I: ParallelIterator,
+    P: Fn(&I::Item) -> bool + Sync,
+{
+    let end = iter.index_span();
+    let best = AtomicUsize::new(match mode {
+        Mode::Any | Mode::First => usize::MAX,
+        Mode::Last => 0,
+    });
+    iter.drive_unindexed(FindConsumer {
+        predicate,
+        best: &best,
+        mode,
+        start: 0,
+        end,
+    })
+}
+
+struct FindConsumer<'f, P> {
+    predicate: &'f P,
+    /// Any: `usize::MAX` until found. First: the smallest start of a piece with a match.
+    /// Last: one more than the largest start of a piece with a match (0: none).
+    best: &'f AtomicUsize,
+    mode: Mode,
+    start: usize,
+    end: usize,
+}
+
+impl<P> FindConsumer<'_, P> {
+    fn copy_with(&self, start: usize, end: usize) -> Self {
+        FindConsumer {
+            predicate: self.predicate,
+            best: self.best,
+            mode: self.mode,
+            start,
+            end,
+        }
+    }
+
+    fn stop(&self) -> bool {
+        let best = self.best.load(Ordering::Relaxed);
+        match self.mode {
+            Mode::Any => best != usize::MAX,
+            Mode::First => best < self.start,
+            Mode::Last => best > self.end,
+        }
+    }
+
+    fn publish(&self) {
+        match self.mode {
+            Mode::Any => self.best.store(0, Ordering::Relaxed),
+            Mode::First => {
+                self.best.fetch_min(self.start, Ordering::Relaxed);
+            }
+            Mode::Last => {
+                self.best
+                    .fetch_max(self.start.saturating_add(1), Ordering::Relaxed);
+            }
+        }
+    }
+}
+
+struct FindFolder<'f, P, T> {
+    consumer: FindConsumer<'f, P>,
+    item: Option<T>,
+}
+
+struct FindReducer(Mode);
+
+impl<T> Reducer<Option<T>> for FindReducer {
+    fn reduce(self, left: Option<T>, right: Option<T>) -> Option<T> {
+        match self.0 {
+            Mode::Any | Mode::First => left.or(right),
+            Mode::Last => right.or(left),
+        }
+    }
+}
+
+impl<'f, T, P> Consumer<T> for FindConsumer<'f, P>
+where
+    T: Send,
+    P: Fn(&T) -> bool + Sync,
+{
+    type Folder = FindFolder<'f, P, T>;
+    type Reducer = FindReducer;
+    type Result = Option<T>;
+    fn split_at(self, index: usize) -> (Self, Self) {
+        let mid = self
+            .start
+            .saturating_add(index)
+            .min(self.end.max(self.start));
+        (
+            self.copy_with(self.start, mid),
+            self.copy_with(mid, self.end),
+        )
+    }
+    fn to_reducer(&self) -> FindReducer {
+        FindReducer(self.mode)
+    }
+    fn into_folder(self) -> Self::Folder {
+        FindFolder {
+            consumer: self,
+            item: None,
+        }
+    }
+    fn detach(folder: Self::Folder, consumed: usize) -> (Option<T>, Self) {
+        let c = &folder.consumer;
+        let start = c.start.saturating_add(consumed).min(c.end.max(c.start));
+        let rest = c.copy_with(start, c.end);
+        (folder.item, rest)
+    }
+    fn full(&self) -> bool {
+        self.stop()
+    }
+}
+
+impl<T, P> Folder<T> for FindFolder<'_, P, T>
+where
+    P: Fn(&T) -> bool,
+{
+    type Result = Option<T>;
+    fn consume(self, item: T) -> Self {
+        self.consume_iter(std::iter::once(item))
+    }
+    fn consume_iter<I: IntoIterator<Item = T>>(mut self, iter: I) -> Self {
+        let predicate = self.consumer.predicate;
+        match self.consumer.mode {
+            Mode::Any | Mode::First => {
+                if self.item.is_none() {
+                    if let Some(x) = iter.into_iter().find(|x| predicate(x)) {
+                        self.item = Some(x);
+                        self.consumer.publish();
+                    }
+                }
+            }
+            Mode::Last => {
+                if let Some(x) = iter.into_iter().filter(|x| predicate(x)).last() {
+                    self.item = Some(x);
+                    self.consumer.publish();
+                }
+            }
+        }
+        self
+    }
+    fn complete(self) -> Option<T> {
+        self.item
+    }
+    fn full(&self) -> bool {
+        match self.consumer.mode {
+            Mode::Any | Mode::First => self.item.is_some() || self.consumer.stop(),
+            Mode::Last => self.consumer.stop(),
+        }
+    }
+}

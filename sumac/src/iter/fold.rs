@@ -1,0 +1,201 @@
+//! `fold` and `fold_with`: one accumulated value per sequential piece of the loop.
+
+use super::plumbing::{Consumer, Folder};
+use super::ParallelIterator;
+
+/// Where a piece's starting accumulator comes from.
+trait AccSource: Send {
+    type Acc;
+    fn split(&self) -> Self;
+    fn make(&self) -> Self::Acc;
+}
+
+struct IdentitySource<'f, ID>(&'f ID);
+
+impl<T, ID: Fn() -> T + Sync> AccSource for IdentitySource<'_, ID> {
+    type Acc = T;
+    fn split(&self) -> Self {
+        IdentitySource(self.0)
+    }
+    fn make(&self) -> T {
+        (self.0)()
+    }
+}
+
+struct CloneSource<T>(T);
+
+impl<T: Clone + Send> AccSource for CloneSource<T> {
+    type Acc = T;
+    fn split(&self) -> Self {
+        CloneSource(self.0.clone())
+    }
+    fn make(&self) -> T {
+        self.0.clone()
+    }
+}
+
+struct FoldConsumer<'f, C, S, F> {
+    base: C,
+    source: S,
+    fold_op: &'f F,
+}
+
+struct FoldFolder<'f, B, S, T, F> {
+    base: B,
+    source: S,
+    acc: T,
+    fold_op: &'f F,
+}
+
+impl<'f, U, T, C, S, F> Consumer<U> for FoldConsumer<'f, C, S, F>
+where
+    C: Consumer<T>,
+    S: AccSource<Acc = T>,
+    F: Fn(T, U) -> T + Sync,
+    T: Send,
+{
+    type Folder = FoldFolder<'f, C::Folder, S, T, F>;
+    type Reducer = C::Reducer;
+    type Result = C::Result;
+    fn split_at(self, index: usize) -> (Self, Self) {
+        let (l, r) = self.base.split_at(index);
+        (
+            FoldConsumer {
+                base: l,
+                source: self.source.split(),
+                fold_op: self.fold_op,
+            },
+            FoldConsumer {
+                base: r,
+                source: self.source,
+                fold_op: self.fold_op,
+            },
+        )
+    }
+    fn to_reducer(&self) -> C::Reducer {
+        self.base.to_reducer()
+    }
+    fn into_folder(self) -> Self::Folder {
+        FoldFolder {
+            base: self.base.into_folder(),
+            acc: self.source.make(),
+            source: self.source,
+            fold_op: self.fold_op,
+        }
+    }
+    fn detach(folder: Self::Folder, consumed: usize) -> (C::Result, Self) {
+        let base = folder.base.consume(folder.acc);
+        let (result, base) = C::detach(base, consumed);
+        (
+            result,
+            FoldConsumer {
+                base,
+                source: folder.source,
+                fold_op: folder.fold_op,
+            },
+        )
+    }
+    fn full(&self) -> bool {
+        self.base.full()
+    }
+}
+
+impl<'f, U, T, B, S, F> Folder<U> for FoldFolder<'f, B, S, T, F>
+where
+    B: Folder<T>,
+    F: Fn(T, U) -> T,
+{
+    type Result = B::Result;
+    fn consume(mut self, item: U) -> Self {
+        self.acc = (self.fold_op)(self.acc, item);
+        self
+    }
+    #[inline]
+    fn consume_iter<I: IntoIterator<Item = U>>(mut self, iter: I) -> Self {
+        self.acc = iter.into_iter().fold(self.acc, self.fold_op);
+        self
+    }
+    fn complete(self) -> B::Result {
+        self.base.consume(self.acc).complete()
+    }
+    fn full(&self) -> bool {
+        self.base.full()
+    }
+}
+
+/// The iterator returned by [`ParallelIterator::fold`].
+#[derive(Clone, Debug)]
+#[must_use = "parallel iterators are lazy and do nothing unless consumed"]
+pub struct Fold<I, ID, F> {
+    base: I,
+    identity: ID,
+    fold_op: F,
+}
+
+impl<I, ID, F> Fold<I, ID, F> {
+    pub(super) fn new(base: I, identity: ID, fold_op: F) -> Self {
+        Fold {
+            base,
+            identity,
+            fold_op,
+        }
+    }
+}
+
+impl<I, ID, F, T> ParallelIterator for Fold<I, ID, F>
+where
+    I: ParallelIterator,
+    F: Fn(T, I::Item) -> T + Sync + Send,
+    ID: Fn() -> T + Sync + Send,
+    T: Send,
+{
+    type Item = T;
+    fn drive_unindexed<C: Consumer<T>>(self, consumer: C) -> C::Result {
+        self.base.drive_unindexed(FoldConsumer {
+            base: consumer,
+            source: IdentitySource(&self.identity),
+            fold_op: &self.fold_op,
+        })
+    }
+    fn index_span(&self) -> usize {
+        self.base.index_span()
+    }
+}
+
+/// The iterator returned by [`ParallelIterator::fold_with`].
+#[derive(Clone, Debug)]
+#[must_use = "parallel iterators are lazy and do nothing unless consumed"]
+pub struct FoldWith<I, T, F> {
+    base: I,
+    item: T,
+    fold_op: F,
+}
+
+impl<I, T, F> FoldWith<I, T, F> {
+    pub(super) fn new(base: I, item: T, fold_op: F) -> Self {
+        FoldWith {
+            base,
+            item,
+            fold_op,
+        }
+    }
+}
+
+impl<I, T, F> ParallelIterator for FoldWith<I, T, F>
+where
+    I: ParallelIterator,
+    F: Fn(T, I::Item) -> T + Sync + Send,
+    T: Send + Clone,
+{
+    type Item = T;
+    fn drive_unindexed<C: Consumer<T>>(self, consumer: C) -> C::Result {
+        self.base.drive_unindexed(FoldConsumer {
+            base: consumer,
+            source: CloneSource(self.item),
+            fold_op: &self.fold_op,
+        })
+    }
+    fn index_span(&self) -> usize {
+        self.base.index_span()
+    }
+}

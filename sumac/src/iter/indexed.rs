@@ -1,0 +1,556 @@
+//! Position-preserving adaptors of indexed iterators: `enumerate`, `zip`, `rev`, `skip`,
+//! `take`, `step_by`, `with_min_len`, `with_max_len`. All of them work on producers.
+
+use super::plumbing::{Consumer, Producer, ProducerCallback};
+use super::{drive_indexed, IndexedParallelIterator, ParallelIterator};
+
+/// `ParallelIterator` for an indexed adaptor: drive through the producer.
+macro_rules! indexed_parallel_iterator {
+    (impl<$($g:ident),*> $ty:ty, item = $item:ty, where $($bounds:tt)*) => {
+        impl<$($g),*> ParallelIterator for $ty
+        where
+            $($bounds)*
+        {
+            type Item = $item;
+            fn drive_unindexed<C: Consumer<$item>>(self, consumer: C) -> C::Result {
+                drive_indexed(self, consumer)
+            }
+            fn opt_len(&self) -> Option<usize> {
+                Some(IndexedParallelIterator::len(self))
+            }
+        }
+    };
+}
+
+// ------------------------------------------------------------------- enumerate
+
+/// The iterator returned by [`IndexedParallelIterator::enumerate`].
+#[derive(Clone, Debug)]
+#[must_use = "parallel iterators are lazy and do nothing unless consumed"]
+pub struct Enumerate<I> {
+    base: I,
+}
+
+impl<I> Enumerate<I> {
+    pub(super) fn new(base: I) -> Self {
+        Enumerate { base }
+    }
+}
+
+indexed_parallel_iterator!(impl<I> Enumerate<I>, item = (usize, I::Item),
+    where I: IndexedParallelIterator);
+
+impl<I: IndexedParallelIterator> IndexedParallelIterator for Enumerate<I> {
+    fn len(&self) -> usize {
+        self.base.len()
+    }
+    fn with_producer<CB: ProducerCallback<(usize, I::Item)>>(self, callback: CB) -> CB::Output {
+        return self.base.with_producer(Callback { callback });
+
+        struct Callback<CB> {
+            callback: CB,
+        }
+        impl<T, CB: ProducerCallback<(usize, T)>> ProducerCallback<T> for Callback<CB> {
+            type Output = CB::Output;
+            fn callback<P: Producer<Item = T>>(self, base: P) -> CB::Output {
+                self.callback
+                    .callback(EnumerateProducer { base, offset: 0 })
+            }
+        }
+    }
+}
+
+struct EnumerateProducer<P> {
+    base: P,
+    offset: usize,
+}
+
+impl<P: Producer> Producer for EnumerateProducer<P> {
+    type Item = (usize, P::Item);
+    type IntoIter = std::iter::Zip<std::ops::Range<usize>, P::IntoIter>;
+    fn len(&self) -> usize {
+        self.base.len()
+    }
+    fn into_iter(self) -> Self::IntoIter {
+        let end = self.offset + self.base.len();
+        (self.offset..end).zip(self.base.into_iter())
+    }
+    fn split_at(self, index: usize) -> (Self, Self) {
+        let (l, r) = self.base.split_at(index);
+        (
+            EnumerateProducer {
+                base: l,
+                offset: self.offset,
+            },
+            EnumerateProducer {
+                base: r,
+                offset: self.offset + index,
+            },
+        )
+    }
+    fn min_len(&self) -> usize {
+        self.base.min_len()
+    }
+    fn max_len(&self) -> usize {
+        self.base.max_len()
+    }
+}
+
+// ------------------------------------------------------------------------- zip
+
+/// The iterator returned by [`IndexedParallelIterator::zip`].
+#[derive(Clone, Debug)]
+#[must_use = "parallel iterators are lazy and do nothing unless consumed"]
+pub struct Zip<A, B> {
+    a: A,
+    b: B,
+}
+
+impl<A, B> Zip<A, B> {
+    pub(super) fn new(a: A, b: B) -> Self {
+        Zip { a, b }
+    }
+}
+
+indexed_parallel_iterator!(impl<A, B> Zip<A, B>, item = (A::Item, B::Item),
+    where A: IndexedParallelIterator, B: IndexedParallelIterator);
+
+impl<A, B> IndexedParallelIterator for Zip<A, B>
+where
+    A: IndexedParallelIterator,
+    B: IndexedParallelIterator,
+{
+    fn len(&self) -> usize {
+        self.a.len().min(self.b.len())
+    }
+    fn with_producer<CB>(self, callback: CB) -> CB::Output
+    where
+        CB: ProducerCallback<(A::Item, B::Item)>,
+    {
+        let len = self.len();
+        return self.a.with_producer(CallbackA {
+            callback,
+            b: self.b,
+            len,
+        });
+
+        struct CallbackA<CB, B> {
+            callback: CB,
+            b: B,
+            len: usize,
+        }
+        impl<TA, CB, B> ProducerCallback<TA> for CallbackA<CB, B>
+        where
+            B: IndexedParallelIterator,
+            CB: ProducerCallback<(TA, B::Item)>,
+        {
+            type Output = CB::Output;
+            fn callback<PA: Producer<Item = TA>>(self, a: PA) -> CB::Output {
+                let a = truncate(a, self.len);
+                self.b.with_producer(CallbackB {
+                    callback: self.callback,
+                    a,
+                    len: self.len,
+                })
+            }
+        }
+
+        struct CallbackB<CB, PA> {
+            callback: CB,
+            a: PA,
+            len: usize,
+        }
+        impl<TB, CB, PA> ProducerCallback<TB> for CallbackB<CB, PA>
+        where
+            PA: Producer,
+            CB: ProducerCallback<(PA::Item, TB)>,
+        {
+            type Output = CB::Output;
+            fn callback<PB: Producer<Item = TB>>(self, b: PB) -> CB::Output {
+                let b = truncate(b, self.len);
+                self.callback.callback(ZipProducer { a: self.a, b })
+            }
+        }
+    }
+}
+
+/// The first `len` items of `p` (the rest is dropped).
+fn truncate<P: Producer>(p: P, len: usize) -> P {
+    if p.len() > len {
+        p.split_at(len).0
+    } else {
+        p
+    }
+}
+
+/// Two producers of the same length, side by side.
+struct ZipProducer<A, B> {
+    a: A,
+    b: B,
+}
+
+impl<A: Producer, B: Producer> Producer for ZipProducer<A, B> {
+    type Item = (A::Item, B::Item);
+    type IntoIter = std::iter::Zip<A::IntoIter, B::IntoIter>;
+    fn len(&self) -> usize {
+        self.a.len().min(self.b.len())
+    }
+    fn into_iter(self) -> Self::IntoIter {
+        self.a.into_iter().zip(self.b.into_iter())
+    }
+    fn split_at(self, index: usize) -> (Self, Self) {
+        let (al, ar) = self.a.split_at(index);
+        let (bl, br) = self.b.split_at(index);
+        (ZipProducer { a: al, b: bl }, ZipProducer { a: ar, b: br })
+    }
+    fn min_len(&self) -> usize {
+        self.a.min_len().max(self.b.min_len())
+    }
+    fn max_len(&self) -> usize {
+        self.a.max_len().min(self.b.max_len())
+    }
+}
+
+// ------------------------------------------------------------------------- rev
+
+/// The iterator returned by [`IndexedParallelIterator::rev`].
+#[derive(Clone, Debug)]
+#[must_use = "parallel iterators are lazy and do nothing unless consumed"]
+pub struct Rev<I> {
+    base: I,
+}
+
+impl<I> Rev<I> {
+    pub(super) fn new(base: I) -> Self {
+        Rev { base }
+    }
+}
+
+indexed_parallel_iterator!(impl<I> Rev<I>, item = I::Item, where I: IndexedParallelIterator);
+
+impl<I: IndexedParallelIterator> IndexedParallelIterator for Rev<I> {
+    fn len(&self) -> usize {
+        self.base.len()
+    }
+    fn with_producer<CB: ProducerCallback<I::Item>>(self, callback: CB) -> CB::Output {
+        return self.base.with_producer(Callback { callback });
+
+        struct Callback<CB> {
+            callback: CB,
+        }
+        impl<T, CB: ProducerCallback<T>> ProducerCallback<T> for Callback<CB> {
+            type Output = CB::Output;
+            fn callback<P: Producer<Item = T>>(self, base: P) -> CB::Output {
+                self.callback.callback(RevProducer { base })
+            }
+        }
+    }
+}
+
+struct RevProducer<P> {
+    base: P,
+}
+
+impl<P: Producer> Producer for RevProducer<P> {
+    type Item = P::Item;
+    type IntoIter = std::iter::Rev<P::IntoIter>;
+    fn len(&self) -> usize {
+        self.base.len()
+    }
+    fn into_iter(self) -> Self::IntoIter {
+        self.base.into_iter().rev()
+    }
+    fn split_at(self, index: usize) -> (Self, Self) {
+        let len = self.base.len();
+        let (l, r) = self.base.split_at(len - index);
+        (RevProducer { base: r }, RevProducer { base: l })
+    }
+    fn min_len(&self) -> usize {
+        self.base.min_len()
+    }
+    fn max_len(&self) -> usize {
+        self.base.max_len()
+    }
+}
+
+// ------------------------------------------------------------------ skip, take
+
+/// The iterator returned by [`IndexedParallelIterator::skip`].
+#[derive(Clone, Debug)]
+#[must_use = "parallel iterators are lazy and do nothing unless consumed"]
+pub struct Skip<I> {
+    base: I,
+    n: usize,
+}
+
+impl<I: IndexedParallelIterator> Skip<I> {
+    pub(super) fn new(base: I, n: usize) -> Self {
+        let n = n.min(base.len());
+        Skip { base, n }
+    }
+}
+
+indexed_parallel_iterator!(impl<I> Skip<I>, item = I::Item, where I: IndexedParallelIterator);
+
+impl<I: IndexedParallelIterator> IndexedParallelIterator for Skip<I> {
+    fn len(&self) -> usize {
+        self.base.len() - self.n
+    }
+    fn with_producer<CB: ProducerCallback<I::Item>>(self, callback: CB) -> CB::Output {
+        return self.base.with_producer(Callback {
+            callback,
+            n: self.n,
+        });
+
+        struct Callback<CB> {
+            callback: CB,
+            n: usize,
+        }
+        impl<T, CB: ProducerCallback<T>> ProducerCallback<T> for Callback<CB> {
+            type Output = CB::Output;
+            fn callback<P: Producer<Item = T>>(self, base: P) -> CB::Output {
+                let n = self.n.min(base.len());
+                let (_skipped, rest) = base.split_at(n);
+                self.callback.callback(rest)
+            }
+        }
+    }
+}
+
+/// The iterator returned by [`IndexedParallelIterator::take`].
+#[derive(Clone, Debug)]
+#[must_use = "parallel iterators are lazy and do nothing unless consumed"]
+pub struct Take<I> {
+    base: I,
+    n: usize,
+}
+
+impl<I: IndexedParallelIterator> Take<I> {
+    pub(super) fn new(base: I, n: usize) -> Self {
+        let n = n.min(base.len());
+        Take { base, n }
+    }
+}
+
+indexed_parallel_iterator!(impl<I> Take<I>, item = I::Item, where I: IndexedParallelIterator);
+
+impl<I: IndexedParallelIterator> IndexedParallelIterator for Take<I> {
+    fn len(&self) -> usize {
+        self.n
+    }
+    fn with_producer<CB: ProducerCallback<I::Item>>(self, callback: CB) -> CB::Output {
+        return self.base.with_producer(Callback {
+            callback,
+            n: self.n,
+        });
+
+        struct Callback<CB> {
+            callback: CB,
+            n: usize,
+        }
+        impl<T, CB: ProducerCallback<T>> ProducerCallback<T> for Callback<CB> {
+            type Output = CB::Output;
+            fn callback<P: Producer<Item = T>>(self, base: P) -> CB::Output {
+                let n = self.n.min(base.len());
+                let (kept, _rest) = base.split_at(n);
+                self.callback.callback(kept)
+            }
+        }
+    }
+}
+
+// --------------------------------------------------------------------- step_by
+
+/// The iterator returned by [`IndexedParallelIterator::step_by`].
+#[derive(Clone, Debug)]
+#[must_use = "parallel iterators are lazy and do nothing unless consumed"]
+pub struct StepBy<I> {
+    base: I,
+    step: usize,
+}
+
+impl<I> StepBy<I> {
+    pub(super) fn new(base: I, step: usize) -> Self {
+        assert!(step != 0, "step_by: the step must not be 0");
+        StepBy { base, step }
+    }
+}
+
+indexed_parallel_iterator!(impl<I> StepBy<I>, item = I::Item, where I: IndexedParallelIterator);
+
+impl<I: IndexedParallelIterator> IndexedParallelIterator for StepBy<I> {
+    fn len(&self) -> usize {
+        self.base.len().div_ceil(self.step)
+    }
+    fn with_producer<CB: ProducerCallback<I::Item>>(self, callback: CB) -> CB::Output {
+        return self.base.with_producer(Callback {
+            callback,
+            step: self.step,
+        });
+
+        struct Callback<CB> {
+            callback: CB,
+            step: usize,
+        }
+        impl<T, CB: ProducerCallback<T>> ProducerCallback<T> for Callback<CB> {
+            type Output = CB::Output;
+            fn callback<P: Producer<Item = T>>(self, base: P) -> CB::Output {
+                self.callback.callback(StepByProducer {
+                    base,
+                    step: self.step,
+                })
+            }
+        }
+    }
+}
+
+struct StepByProducer<P> {
+    base: P,
+    step: usize,
+}
+
+impl<P: Producer> Producer for StepByProducer<P> {
+    type Item = P::Item;
+    type IntoIter = std::iter::StepBy<P::IntoIter>;
+    fn len(&self) -> usize {
+        self.base.len().div_ceil(self.step)
+    }
+    fn into_iter(self) -> Self::IntoIter {
+        self.base.into_iter().step_by(self.step)
+    }
+    fn split_at(self, index: usize) -> (Self, Self) {
+        let at = index.saturating_mul(self.step).min(self.base.len());
+        let (l, r) = self.base.split_at(at);
+        (
+            StepByProducer {
+                base: l,
+                step: self.step,
+            },
+            StepByProducer {
+                base: r,
+                step: self.step,
+            },
+        )
+    }
+    fn min_len(&self) -> usize {
+        self.base.min_len().div_ceil(self.step)
+    }
+    fn max_len(&self) -> usize {
+        (self.base.max_len() / self.step).max(1)
+    }
+}
+
+// ---------------------------------------------------------- with_min/max_len
+
+/// The iterator returned by [`IndexedParallelIterator::with_min_len`].
+#[derive(Clone, Debug)]
+#[must_use = "parallel iterators are lazy and do nothing unless consumed"]
+pub struct MinLen<I> {
+    base: I,
+    min: usize,
+}
+
+impl<I> MinLen<I> {
+    pub(super) fn new(base: I, min: usize) -> Self {
+        MinLen { base, min }
+    }
+}
+
+/// The iterator returned by [`IndexedParallelIterator::with_max_len`].
+#[derive(Clone, Debug)]
+#[must_use = "parallel iterators are lazy and do nothing unless consumed"]
+pub struct MaxLen<I> {
+    base: I,
+    max: usize,
+}
+
+impl<I> MaxLen<I> {
+    pub(super) fn new(base: I, max: usize) -> Self {
+        MaxLen { base, max }
+    }
+}
+
+indexed_parallel_iterator!(impl<I> MinLen<I>, item = I::Item, where I: IndexedParallelIterator);
+indexed_parallel_iterator!(impl<I> MaxLen<I>, item = I::Item, where I: IndexedParallelIterator);
+
+impl<I: IndexedParallelIterator> IndexedParallelIterator for MinLen<I> {
+    fn len(&self) -> usize {
+        self.base.len()
+    }
+    fn with_producer<CB: ProducerCallback<I::Item>>(self, callback: CB) -> CB::Output {
+        self.base.with_producer(LenCallback {
+            callback,
+            min: self.min,
+            max: usize::MAX,
+        })
+    }
+}
+
+impl<I: IndexedParallelIterator> IndexedParallelIterator for MaxLen<I> {
+    fn len(&self) -> usize {
+        self.base.len()
+    }
+    fn with_producer<CB: ProducerCallback<I::Item>>(self, callback: CB) -> CB::Output {
+        self.base.with_producer(LenCallback {
+            callback,
+            min: 1,
+            max: self.max,
+        })
+    }
+}
+
+struct LenCallback<CB> {
+    callback: CB,
+    min: usize,
+    max: usize,
+}
+
+impl<T, CB: ProducerCallback<T>> ProducerCallback<T> for LenCallback<CB> {
+    type Output = CB::Output;
+    fn callback<P: Producer<Item = T>>(self, base: P) -> CB::Output {
+        self.callback.callback(LenProducer {
+            base,
+            min: self.min,
+            max: self.max,
+        })
+    }
+}
+
+/// A producer with tighter split limits.
+struct LenProducer<P> {
+    base: P,
+    min: usize,
+    max: usize,
+}
+
+impl<P: Producer> Producer for LenProducer<P> {
+    type Item = P::Item;
+    type IntoIter = P::IntoIter;
+    fn len(&self) -> usize {
+        self.base.len()
+    }
+    fn into_iter(self) -> P::IntoIter {
+        self.base.into_iter()
+    }
+    fn split_at(self, index: usize) -> (Self, Self) {
+        let (l, r) = self.base.split_at(index);
+        (
+            LenProducer {
+                base: l,
+                min: self.min,
+                max: self.max,
+            },
+            LenProducer {
+                base: r,
+                min: self.min,
+                max: self.max,
+            },
+        )
+    }
+    fn min_len(&self) -> usize {
+        self.base.min_len().max(self.min)
+    }
+    fn max_len(&self) -> usize {
+        self.base.max_len().min(self.max)
+    }
+}

@@ -1,0 +1,947 @@
+//! Parallel iterators, named and shaped like Rayon's, driven by heartbeat scheduling.
+//!
+//! A parallel loop runs sequentially on the worker that started it, polling the
+//! worker's heartbeat between small adaptive blocks of iterations. When an idle worker
+//! wants work, the loop splits its *remaining* iterations at their midpoint and hands
+//! the upper half to the pool as a fork; nested loops split the outermost loop that
+//! still has iterations left. There is no up-front split into pieces and no
+//! length-based cutoff, so a loop over a thousand items costs about what a sequential
+//! loop costs, and a loop over a billion items still spreads over every worker.
+//!
+//! Results are combined in iteration order, so `reduce`, `collect`, `find_first` and
+//! friends give the sequential answer even for non-commutative operations.
+//!
+//! ```
+//! use sumac::prelude::*;
+//!
+//! let squares: Vec<u64> = (0..1000u64).into_par_iter().map(|x| x * x).collect();
+//! assert_eq!(squares[999], 998_001);
+//! let sum: u64 = squares.par_iter().sum();
+//! assert_eq!(sum, (0..1000u64).map(|x| x * x).sum());
+//! ```
+
+use std::cmp::Ordering;
+use std::iter::{Product, Sum};
+
+pub mod plumbing;
+
+mod chain;
+mod collect;
+mod extend;
+mod filter;
+mod find;
+mod fold;
+mod indexed;
+mod map;
+pub mod option;
+pub mod range;
+pub mod range_inclusive;
+mod reduce;
+pub mod slice;
+mod unzip;
+pub mod vec;
+
+pub use self::chain::Chain;
+pub use self::filter::{Filter, FilterMap, FlatMapIter};
+pub use self::fold::{Fold, FoldWith};
+pub use self::indexed::{Enumerate, MaxLen, MinLen, Rev, Skip, StepBy, Take, Zip};
+pub use self::map::{Cloned, Copied, Inspect, Map, MapInit, MapWith};
+
+use self::plumbing::{BridgeCallback, Consumer, ProducerCallback};
+
+/// A parallel version of [`Iterator`]: a stream of items processed by the workers of a
+/// thread pool.
+///
+/// Adaptors (`map`, `filter`, ...) build a new parallel iterator; consumers (`for_each`,
+/// `sum`, `collect`, ...) run the loop. A loop called from outside any pool runs on the
+/// global pool.
+///
+/// ```
+/// use sumac::prelude::*;
+///
+/// let v: Vec<i32> = (1..=100).collect();
+/// let evens: i32 = v.par_iter().filter(|&&x| x % 2 == 0).sum();
+/// assert_eq!(evens, 2550);
+/// ```
+pub trait ParallelIterator: Sized + Send {
+    /// The type of the items.
+    type Item: Send;
+
+    /// Runs the iterator into `consumer` (the low-level entry point behind every consumer
+    /// method; see [`plumbing`]).
+    fn drive_unindexed<C>(self, consumer: C) -> C::Result
+    where
+        C: Consumer<Self::Item>;
+
+    /// The exact number of items, when it is known without running the iterator.
+    fn opt_len(&self) -> Option<usize> {
+        None
+    }
+
+    /// The number of positions of the underlying producer this iterator spans (consumers
+    /// are split at positions in that space). Equals the length for indexed iterators.
+    #[doc(hidden)]
+    fn index_span(&self) -> usize {
+        self.opt_len().unwrap_or(0)
+    }
+
+    // ----------------------------------------------------------------- consumers
+
+    /// Calls `op` on every item.
+    ///
+    /// # Panics
+    /// A panic in `op` propagates to the caller (after the other running pieces finish).
+    ///
+    /// ```
+    /// use sumac::prelude::*;
+    /// use std::sync::atomic::{AtomicUsize, Ordering};
+    ///
+    /// let total = AtomicUsize::new(0);
+    /// (0..100usize).into_par_iter().for_each(|i| { total.fetch_add(i, Ordering::Relaxed); });
+    /// assert_eq!(total.into_inner(), 4950);
+    /// ```
+    fn for_each<OP>(self, op: OP)
+    where
+        OP: Fn(Self::Item) + Sync + Send,
+    {
+        reduce::for_each(self, &op)
+    }
+
+    /// Calls `op` on every item with a `&mut` to a clone of `init` (one clone per piece).
+    ///
+    /// ```
+    /// use sumac::prelude::*;
+    /// use std::sync::mpsc::channel;
+    ///
+    /// let (tx, rx) = channel();
+    /// (0..5).into_par_iter().for_each_with(tx, |tx, x| tx.send(x).unwrap());
+    /// let mut got: Vec<i32> = rx.iter().collect();
+    /// got.sort();
+    /// assert_eq!(got, [0, 1, 2, 3, 4]);
+    /// ```
+    fn for_each_with<OP, T>(self, init: T, op: OP)
+    where
+        OP: Fn(&mut T, Self::Item) + Sync + Send,
+        T: Send + Clone,
+    {
+        self.map_with(init, op).for_each(|()| ())
+    }
+
+    /// Calls `op` on every item with a `&mut` to a value made by `init` (once per piece).
+    ///
+    /// ```
+    /// use sumac::prelude::*;
+    ///
+    /// let mut v = vec![0u8; 1000];
+    /// v.par_chunks_mut(10).for_each_init(|| 7u8, |seed, chunk| chunk.fill(*seed));
+    /// assert!(v.iter().all(|&x| x == 7));
+    /// ```
+    fn for_each_init<OP, INIT, T>(self, init: INIT, op: OP)
+    where
+        OP: Fn(&mut T, Self::Item) + Sync + Send,
+        INIT: Fn() -> T + Sync + Send,
+    {
+        self.map_init(init, op).for_each(|()| ())
+    }
+
+    /// Calls a fallible `op` on every item, stopping early at a failure (`Err`, `None`,
+    /// `ControlFlow::Break`), which is returned. When several items fail, any one of
+    /// the failures may be returned.
+    ///
+    /// ```
+    /// use sumac::prelude::*;
+    ///
+    /// let r = (0..100).into_par_iter().try_for_each(|x| if x == 42 { Err(x) } else { Ok(()) });
+    /// assert_eq!(r, Err(42));
+    /// ```
+    fn try_for_each<OP, R>(self, op: OP) -> R
+    where
+        OP: Fn(Self::Item) -> R + Sync + Send,
+        R: private::Try<Output = ()> + Send,
+    {
+        self.map(op)
+            .find_any(private::Try::is_break)
+            .unwrap_or_else(|| private::Try::from_output(()))
+    }
+
+    /// Counts the items.
+    ///
+    /// ```
+    /// use sumac::prelude::*;
+    /// assert_eq!((0..1000).into_par_iter().filter(|x| x % 3 == 0).count(), 334);
+    /// ```
+    fn count(self) -> usize {
+        self.map(|_| 1usize).sum()
+    }
+
+    /// Sums the items, like [`Iterator::sum`].
+    ///
+    /// # Panics
+    /// Like the sequential sum, on overflow in debug builds.
+    ///
+    /// ```
+    /// use sumac::prelude::*;
+    /// assert_eq!((1..=10u32).into_par_iter().sum::<u32>(), 55);
+    /// ```
+    fn sum<S>(self) -> S
+    where
+        S: Send + Sum<Self::Item> + Sum<S>,
+    {
+        reduce::sum(self)
+    }
+
+    /// Multiplies the items, like [`Iterator::product`].
+    ///
+    /// ```
+    /// use sumac::prelude::*;
+    /// assert_eq!((1..=10u64).into_par_iter().product::<u64>(), 3_628_800);
+    /// ```
+    fn product<P>(self) -> P
+    where
+        P: Send + Product<Self::Item> + Product<P>,
+    {
+        reduce::product(self)
+    }
+
+    /// Reduces the items with `op`, starting every piece from `identity()`. `op` must be
+    /// associative; it need not be commutative (pieces are combined in order).
+    ///
+    /// ```
+    /// use sumac::prelude::*;
+    /// let s = (0..10).into_par_iter().map(|d| d.to_string())
+    ///     .reduce(String::new, |a, b| a + &b);
+    /// assert_eq!(s, "0123456789");
+    /// ```
+    fn reduce<OP, ID>(self, identity: ID, op: OP) -> Self::Item
+    where
+        OP: Fn(Self::Item, Self::Item) -> Self::Item + Sync + Send,
+        ID: Fn() -> Self::Item + Sync + Send,
+    {
+        reduce::reduce(self, &identity, &op)
+    }
+
+    /// Reduces the items with `op`, or returns `None` when there is none. `op` must be
+    /// associative; it need not be commutative.
+    ///
+    /// ```
+    /// use sumac::prelude::*;
+    /// assert_eq!((1..5).into_par_iter().reduce_with(|a, b| a * b), Some(24));
+    /// assert_eq!((1..1).into_par_iter().reduce_with(|a, b| a * b), None);
+    /// ```
+    fn reduce_with<OP>(self, op: OP) -> Option<Self::Item>
+    where
+        OP: Fn(Self::Item, Self::Item) -> Self::Item + Sync + Send,
+    {
+        self.map(Some).reduce(
+            || None,
+            |a, b| match (a, b) {
+                (Some(a), Some(b)) => Some(op(a, b)),
+                (a, None) => a,
+                (None, b) => b,
+            },
+        )
+    }
+
+    /// The smallest item (the first one among equals), like [`Iterator::min`].
+    ///
+    /// ```
+    /// use sumac::prelude::*;
+    /// assert_eq!([3, 1, 2].par_iter().min(), Some(&1));
+    /// ```
+    fn min(self) -> Option<Self::Item>
+    where
+        Self::Item: Ord,
+    {
+        self.reduce_with(|a, b| if b < a { b } else { a })
+    }
+
+    /// The smallest item by `f` (the first one among equals).
+    fn min_by<F>(self, f: F) -> Option<Self::Item>
+    where
+        F: Sync + Send + Fn(&Self::Item, &Self::Item) -> Ordering,
+    {
+        self.reduce_with(|a, b| if f(&b, &a) == Ordering::Less { b } else { a })
+    }
+
+    /// The item with the smallest key (the first one among equals).
+    ///
+    /// ```
+    /// use sumac::prelude::*;
+    /// let words = ["apple", "fig", "kiwi", "pea"];
+    /// assert_eq!(words.par_iter().min_by_key(|w| w.len()), Some(&"fig"));
+    /// ```
+    fn min_by_key<K, F>(self, f: F) -> Option<Self::Item>
+    where
+        K: Ord + Send,
+        F: Sync + Send + Fn(&Self::Item) -> K,
+    {
+        self.map(|x| (f(&x), x))
+            .reduce_with(|a, b| if b.0 < a.0 { b } else { a })
+            .map(|p| p.1)
+    }
+
+    /// The largest item (the last one among equals), like [`Iterator::max`].
+    ///
+    /// ```
+    /// use sumac::prelude::*;
+    /// assert_eq!([3, 1, 2].par_iter().max(), Some(&3));
+    /// ```
+    fn max(self) -> Option<Self::Item>
+    where
+        Self::Item: Ord,
+    {
+        self.reduce_with(|a, b| if b >= a { b } else { a })
+    }
+
+    /// The largest item by `f` (the last one among equals).
+    fn max_by<F>(self, f: F) -> Option<Self::Item>
+    where
+        F: Sync + Send + Fn(&Self::Item, &Self::Item) -> Ordering,
+    {
+        self.reduce_with(|a, b| if f(&b, &a) == Ordering::Less { a } else { b })
+    }
+
+    /// The item with the largest key (the last one among equals).
+    fn max_by_key<K, F>(self, f: F) -> Option<Self::Item>
+    where
+        K: Ord + Send,
+        F: Sync + Send + Fn(&Self::Item) -> K,
+    {
+        self.map(|x| (f(&x), x))
+            .reduce_with(|a, b| if b.0 >= a.0 { b } else { a })
+            .map(|p| p.1)
+    }
+
+    /// Searches for some item matching `predicate` (not necessarily the first one),
+    /// stopping the loop once one is found.
+    ///
+    /// ```
+    /// use sumac::prelude::*;
+    /// assert_eq!((0..100).into_par_iter().find_any(|&x| x == 42), Some(42));
+    /// ```
+    fn find_any<P>(self, predicate: P) -> Option<Self::Item>
+    where
+        P: Fn(&Self::Item) -> bool + Sync + Send,
+    {
+        find::find(self, &predicate, find::Mode::Any)
+    }
+
+    /// Searches for the first item (in iteration order) matching `predicate`.
+    ///
+    /// ```
+    /// use sumac::prelude::*;
+    /// assert_eq!((0..100).into_par_iter().find_first(|x| x % 7 == 6), Some(6));
+    /// ```
+    fn find_first<P>(self, predicate: P) -> Option<Self::Item>
+    where
+        P: Fn(&Self::Item) -> bool + Sync + Send,
+    {
+        find::find(self, &predicate, find::Mode::First)
+    }
+
+    /// Searches for the last item (in iteration order) matching `predicate`.
+    ///
+    /// ```
+    /// use sumac::prelude::*;
+    /// assert_eq!((0..100).into_par_iter().find_last(|x| x % 7 == 6), Some(97));
+    /// ```
+    fn find_last<P>(self, predicate: P) -> Option<Self::Item>
+    where
+        P: Fn(&Self::Item) -> bool + Sync + Send,
+    {
+        find::find(self, &predicate, find::Mode::Last)
+    }
+
+    /// Whether some item satisfies `predicate` (stops early once one does).
+    ///
+    /// ```
+    /// use sumac::prelude::*;
+    /// assert!((0..100).into_par_iter().any(|x| x == 99));
+    /// assert!((0..100).into_par_iter().all(|x| x < 100));
+    /// ```
+    fn any<P>(self, predicate: P) -> bool
+    where
+        P: Fn(Self::Item) -> bool + Sync + Send,
+    {
+        self.map(predicate).find_any(|&b| b).is_some()
+    }
+
+    /// Whether every item satisfies `predicate` (stops early once one does not).
+    fn all<P>(self, predicate: P) -> bool
+    where
+        P: Fn(Self::Item) -> bool + Sync + Send,
+    {
+        self.map(predicate).find_any(|&b| !b).is_none()
+    }
+
+    /// Collects the items into a collection, in order (for ordered collections).
+    ///
+    /// Indexed iterators collected into a `Vec` are written in place: one allocation, no
+    /// intermediate vectors.
+    ///
+    /// # Panics
+    /// A panic in a closure propagates; the items already produced are dropped.
+    ///
+    /// ```
+    /// use sumac::prelude::*;
+    /// use std::collections::HashMap;
+    ///
+    /// let v: Vec<usize> = (0..5).into_par_iter().map(|x| x * 2).collect();
+    /// assert_eq!(v, [0, 2, 4, 6, 8]);
+    /// let m: HashMap<usize, usize> = v.par_iter().map(|&x| (x, x + 1)).collect();
+    /// assert_eq!(m[&4], 5);
+    /// let s: String = ['a', 'b', 'c'].par_iter().collect();
+    /// assert_eq!(s, "abc");
+    /// ```
+    fn collect<C>(self) -> C
+    where
+        C: FromParallelIterator<Self::Item>,
+    {
+        C::from_par_iter(self)
+    }
+
+    /// Splits an iterator of pairs into two collections.
+    ///
+    /// ```
+    /// use sumac::prelude::*;
+    /// let (a, b): (Vec<i32>, Vec<char>) = [(1, 'a'), (2, 'b')].par_iter().copied().unzip();
+    /// assert_eq!(a, [1, 2]);
+    /// assert_eq!(b, ['a', 'b']);
+    /// ```
+    fn unzip<A, B, FromA, FromB>(self) -> (FromA, FromB)
+    where
+        Self: ParallelIterator<Item = (A, B)>,
+        FromA: Default + Send + ParallelExtend<A>,
+        FromB: Default + Send + ParallelExtend<B>,
+        A: Send,
+        B: Send,
+    {
+        unzip::unzip(self)
+    }
+
+    /// Splits the items into two collections: those matching `predicate`, and the others.
+    ///
+    /// ```
+    /// use sumac::prelude::*;
+    /// let (even, odd): (Vec<i32>, Vec<i32>) = (0..6).into_par_iter().partition(|x| x % 2 == 0);
+    /// assert_eq!(even, [0, 2, 4]);
+    /// assert_eq!(odd, [1, 3, 5]);
+    /// ```
+    fn partition<A, B, P>(self, predicate: P) -> (A, B)
+    where
+        A: Default + Send + ParallelExtend<Self::Item>,
+        B: Default + Send + ParallelExtend<Self::Item>,
+        P: Fn(&Self::Item) -> bool + Sync + Send,
+    {
+        unzip::partition(self, &predicate)
+    }
+
+    // ------------------------------------------------------------------ adaptors
+
+    /// Applies `map_op` to every item.
+    ///
+    /// ```
+    /// use sumac::prelude::*;
+    /// let v: Vec<i32> = [1, 2, 3].par_iter().map(|x| x * 10).collect();
+    /// assert_eq!(v, [10, 20, 30]);
+    /// ```
+    fn map<F, R>(self, map_op: F) -> Map<Self, F>
+    where
+        F: Fn(Self::Item) -> R + Sync + Send,
+        R: Send,
+    {
+        Map::new(self, map_op)
+    }
+
+    /// Applies `map_op` to every item with a `&mut` to a clone of `init` (one per piece).
+    ///
+    /// ```
+    /// use sumac::prelude::*;
+    /// let v: Vec<i32> = (0..4).into_par_iter().map_with(10, |k, x| *k + x).collect();
+    /// assert_eq!(v, [10, 11, 12, 13]);
+    /// ```
+    fn map_with<F, T, R>(self, init: T, map_op: F) -> MapWith<Self, T, F>
+    where
+        F: Fn(&mut T, Self::Item) -> R + Sync + Send,
+        T: Send + Clone,
+        R: Send,
+    {
+        MapWith::new(self, init, map_op)
+    }
+
+    /// Applies `map_op` to every item with a `&mut` to a value made by `init` (called once
+    /// per sequential piece of the loop).
+    ///
+    /// ```
+    /// use sumac::prelude::*;
+    /// let v: Vec<usize> = (0..4usize).into_par_iter()
+    ///     .map_init(Vec::new, |buf, x| { buf.push(x); x * 2 }).collect();
+    /// assert_eq!(v, [0, 2, 4, 6]);
+    /// ```
+    fn map_init<F, INIT, T, R>(self, init: INIT, map_op: F) -> MapInit<Self, INIT, F>
+    where
+        F: Fn(&mut T, Self::Item) -> R + Sync + Send,
+        INIT: Fn() -> T + Sync + Send,
+        R: Send,
+    {
+        MapInit::new(self, init, map_op)
+    }
+
+    /// Clones every item out of a reference.
+    fn cloned<'a, T>(self) -> Cloned<Self>
+    where
+        T: 'a + Clone + Send,
+        Self: ParallelIterator<Item = &'a T>,
+    {
+        Cloned::new(self)
+    }
+
+    /// Copies every item out of a reference.
+    ///
+    /// ```
+    /// use sumac::prelude::*;
+    /// let v: Vec<u8> = [1u8, 2, 3].par_iter().copied().collect();
+    /// assert_eq!(v, [1, 2, 3]);
+    /// ```
+    fn copied<'a, T>(self) -> Copied<Self>
+    where
+        T: 'a + Copy + Send,
+        Self: ParallelIterator<Item = &'a T>,
+    {
+        Copied::new(self)
+    }
+
+    /// Calls `inspect_op` on a reference to every item as it passes.
+    fn inspect<OP>(self, inspect_op: OP) -> Inspect<Self, OP>
+    where
+        OP: Fn(&Self::Item) + Sync + Send,
+    {
+        Inspect::new(self, inspect_op)
+    }
+
+    /// Keeps the items for which `filter_op` returns `true`.
+    ///
+    /// ```
+    /// use sumac::prelude::*;
+    /// let v: Vec<i32> = (0..10).into_par_iter().filter(|x| x % 3 == 0).collect();
+    /// assert_eq!(v, [0, 3, 6, 9]);
+    /// ```
+    fn filter<P>(self, filter_op: P) -> Filter<Self, P>
+    where
+        P: Fn(&Self::Item) -> bool + Sync + Send,
+    {
+        Filter::new(self, filter_op)
+    }
+
+    /// Maps every item to an `Option` and keeps the `Some` values.
+    ///
+    /// ```
+    /// use sumac::prelude::*;
+    /// let v: Vec<u32> = ["1", "x", "3"].par_iter().filter_map(|s| s.parse().ok()).collect();
+    /// assert_eq!(v, [1, 3]);
+    /// ```
+    fn filter_map<P, R>(self, filter_op: P) -> FilterMap<Self, P>
+    where
+        P: Fn(Self::Item) -> Option<R> + Sync + Send,
+        R: Send,
+    {
+        FilterMap::new(self, filter_op)
+    }
+
+    /// Maps every item to a sequential iterator and flattens the results.
+    ///
+    /// ```
+    /// use sumac::prelude::*;
+    /// let v: Vec<u32> = (1..4u32).into_par_iter().flat_map_iter(|n| 0..n).collect();
+    /// assert_eq!(v, [0, 0, 1, 0, 1, 2]);
+    /// ```
+    fn flat_map_iter<F, SI>(self, map_op: F) -> FlatMapIter<Self, F>
+    where
+        F: Fn(Self::Item) -> SI + Sync + Send,
+        SI: IntoIterator,
+        SI::Item: Send,
+    {
+        FlatMapIter::new(self, map_op)
+    }
+
+    /// Folds the items of every sequential piece into one value, starting from
+    /// `identity()`; the result is a parallel iterator of those per-piece values (in
+    /// order), usually followed by `reduce` or `sum`.
+    ///
+    /// ```
+    /// use sumac::prelude::*;
+    /// let total: usize = (0..100usize).into_par_iter()
+    ///     .fold(|| 0, |acc, x| acc + x)
+    ///     .sum();
+    /// assert_eq!(total, 4950);
+    /// ```
+    fn fold<T, ID, F>(self, identity: ID, fold_op: F) -> Fold<Self, ID, F>
+    where
+        F: Fn(T, Self::Item) -> T + Sync + Send,
+        ID: Fn() -> T + Sync + Send,
+        T: Send,
+    {
+        Fold::new(self, identity, fold_op)
+    }
+
+    /// Like [`fold`](ParallelIterator::fold), starting every piece from a clone of `init`.
+    fn fold_with<F, T>(self, init: T, fold_op: F) -> FoldWith<Self, T, F>
+    where
+        F: Fn(T, Self::Item) -> T + Sync + Send,
+        T: Send + Clone,
+    {
+        FoldWith::new(self, init, fold_op)
+    }
+
+    /// The items of `self` followed by those of `chain`.
+    ///
+    /// ```
+    /// use sumac::prelude::*;
+    /// let v: Vec<i32> = (0..3).into_par_iter().chain(7..9).collect();
+    /// assert_eq!(v, [0, 1, 2, 7, 8]);
+    /// ```
+    fn chain<C>(self, chain: C) -> Chain<Self, C::Iter>
+    where
+        C: IntoParallelIterator<Item = Self::Item>,
+    {
+        Chain::new(self, chain.into_par_iter())
+    }
+}
+
+/// A parallel iterator with a known length whose items can be addressed by position:
+/// it can be split anywhere, zipped, enumerated, reversed, and collected in place.
+///
+/// ```
+/// use sumac::prelude::*;
+/// let a = [1, 2, 3];
+/// let b = [10, 20, 30];
+/// let v: Vec<i32> = a.par_iter().zip(&b).map(|(x, y)| x + y).rev().collect();
+/// assert_eq!(v, [33, 22, 11]);
+/// ```
+#[allow(clippy::len_without_is_empty)]
+pub trait IndexedParallelIterator: ParallelIterator {
+    /// The number of items.
+    fn len(&self) -> usize;
+
+    /// Hands this iterator's [`Producer`](plumbing::Producer) to `callback`.
+    fn with_producer<CB>(self, callback: CB) -> CB::Output
+    where
+        CB: ProducerCallback<Self::Item>;
+
+    /// Runs the iterator into `consumer`, splitting by position.
+    fn drive<C>(self, consumer: C) -> C::Result
+    where
+        C: Consumer<Self::Item>,
+    {
+        self.with_producer(BridgeCallback { consumer })
+    }
+
+    /// Clears `target` and collects the items into it, in order, in place.
+    ///
+    /// ```
+    /// use sumac::prelude::*;
+    /// let mut v = vec![9; 3];
+    /// (0..5).into_par_iter().collect_into_vec(&mut v);
+    /// assert_eq!(v, [0, 1, 2, 3, 4]);
+    /// ```
+    fn collect_into_vec(self, target: &mut Vec<Self::Item>) {
+        target.clear();
+        let len = self.len();
+        collect::collect_with_len(self, len, target);
+    }
+
+    /// Pairs the items with those of `zip_op`, stopping at the shorter of the two.
+    fn zip<Z>(self, zip_op: Z) -> Zip<Self, Z::Iter>
+    where
+        Z: IntoParallelIterator,
+        Z::Iter: IndexedParallelIterator,
+    {
+        Zip::new(self, zip_op.into_par_iter())
+    }
+
+    /// Pairs every item with its position.
+    ///
+    /// ```
+    /// use sumac::prelude::*;
+    /// let v: Vec<(usize, char)> = ['a', 'b'].par_iter().copied().enumerate().collect();
+    /// assert_eq!(v, [(0, 'a'), (1, 'b')]);
+    /// ```
+    fn enumerate(self) -> Enumerate<Self> {
+        Enumerate::new(self)
+    }
+
+    /// Every `step`-th item, starting with the first.
+    ///
+    /// # Panics
+    /// If `step` is 0.
+    ///
+    /// ```
+    /// use sumac::prelude::*;
+    /// let v: Vec<i32> = (0..10).into_par_iter().step_by(4).collect();
+    /// assert_eq!(v, [0, 4, 8]);
+    /// ```
+    fn step_by(self, step: usize) -> StepBy<Self> {
+        StepBy::new(self, step)
+    }
+
+    /// Skips the first `n` items.
+    ///
+    /// ```
+    /// use sumac::prelude::*;
+    /// let v: Vec<i32> = (0..10).into_par_iter().skip(7).collect();
+    /// assert_eq!(v, [7, 8, 9]);
+    /// ```
+    fn skip(self, n: usize) -> Skip<Self> {
+        Skip::new(self, n)
+    }
+
+    /// Only the first `n` items.
+    ///
+    /// ```
+    /// use sumac::prelude::*;
+    /// let v: Vec<i32> = (0..10).into_par_iter().take(3).collect();
+    /// assert_eq!(v, [0, 1, 2]);
+    /// ```
+    fn take(self, n: usize) -> Take<Self> {
+        Take::new(self, n)
+    }
+
+    /// The items in reverse order.
+    fn rev(self) -> Rev<Self> {
+        Rev::new(self)
+    }
+
+    /// Never splits the loop into pieces of fewer than `min` items. Heartbeat splitting
+    /// makes this unnecessary for performance, but it is honoured.
+    fn with_min_len(self, min: usize) -> MinLen<Self> {
+        MinLen::new(self, min)
+    }
+
+    /// Splits the loop eagerly into pieces of at most `max` items. Heartbeat splitting
+    /// makes this unnecessary for performance, but it is honoured.
+    fn with_max_len(self, max: usize) -> MaxLen<Self> {
+        MaxLen::new(self, max)
+    }
+
+    /// The position of some item matching `predicate` (not necessarily the first).
+    ///
+    /// ```
+    /// use sumac::prelude::*;
+    /// assert_eq!([5, 6, 7].par_iter().position_any(|&x| x == 6), Some(1));
+    /// ```
+    fn position_any<P>(self, predicate: P) -> Option<usize>
+    where
+        P: Fn(Self::Item) -> bool + Sync + Send,
+    {
+        self.map(predicate)
+            .enumerate()
+            .find_any(|&(_, b)| b)
+            .map(|(i, _)| i)
+    }
+
+    /// The position of the first item matching `predicate`.
+    ///
+    /// ```
+    /// use sumac::prelude::*;
+    /// assert_eq!([5, 6, 7, 6].par_iter().position_first(|&x| x == 6), Some(1));
+    /// ```
+    fn position_first<P>(self, predicate: P) -> Option<usize>
+    where
+        P: Fn(Self::Item) -> bool + Sync + Send,
+    {
+        self.map(predicate)
+            .enumerate()
+            .find_first(|&(_, b)| b)
+            .map(|(i, _)| i)
+    }
+
+    /// The position of the last item matching `predicate`.
+    fn position_last<P>(self, predicate: P) -> Option<usize>
+    where
+        P: Fn(Self::Item) -> bool + Sync + Send,
+    {
+        self.map(predicate)
+            .enumerate()
+            .find_last(|&(_, b)| b)
+            .map(|(i, _)| i)
+    }
+}
+
+/// Conversion into a parallel iterator (the parallel [`IntoIterator`]).
+///
+/// Implemented for integer ranges, slices, vectors, options, and every parallel iterator.
+///
+/// ```
+/// use sumac::prelude::*;
+/// let v = vec![String::from("a"), String::from("b")];
+/// let joined: String = v.into_par_iter().collect();
+/// assert_eq!(joined, "ab");
+/// ```
+pub trait IntoParallelIterator {
+    /// The parallel iterator.
+    type Iter: ParallelIterator<Item = Self::Item>;
+    /// Its items.
+    type Item: Send;
+    /// Converts `self` into a parallel iterator.
+    fn into_par_iter(self) -> Self::Iter;
+}
+
+impl<T: ParallelIterator> IntoParallelIterator for T {
+    type Iter = T;
+    type Item = T::Item;
+    fn into_par_iter(self) -> T {
+        self
+    }
+}
+
+/// `par_iter()`: a parallel iterator over shared references (for everything whose
+/// reference is [`IntoParallelIterator`]).
+///
+/// ```
+/// use sumac::prelude::*;
+/// let v = vec![1, 2, 3];
+/// assert_eq!(v.par_iter().max(), Some(&3));
+/// ```
+pub trait IntoParallelRefIterator<'data> {
+    /// The parallel iterator.
+    type Iter: ParallelIterator<Item = Self::Item>;
+    /// Its items (usually `&'data T`).
+    type Item: Send + 'data;
+    /// A parallel iterator over `&self`.
+    fn par_iter(&'data self) -> Self::Iter;
+}
+
+impl<'data, I: 'data + ?Sized> IntoParallelRefIterator<'data> for I
+where
+    &'data I: IntoParallelIterator,
+{
+    type Iter = <&'data I as IntoParallelIterator>::Iter;
+    type Item = <&'data I as IntoParallelIterator>::Item;
+    fn par_iter(&'data self) -> Self::Iter {
+        self.into_par_iter()
+    }
+}
+
+/// `par_iter_mut()`: a parallel iterator over mutable references.
+///
+/// ```
+/// use sumac::prelude::*;
+/// let mut v = vec![1, 2, 3];
+/// v.par_iter_mut().for_each(|x| *x *= 2);
+/// assert_eq!(v, [2, 4, 6]);
+/// ```
+pub trait IntoParallelRefMutIterator<'data> {
+    /// The parallel iterator.
+    type Iter: ParallelIterator<Item = Self::Item>;
+    /// Its items (usually `&'data mut T`).
+    type Item: Send + 'data;
+    /// A parallel iterator over `&mut self`.
+    fn par_iter_mut(&'data mut self) -> Self::Iter;
+}
+
+impl<'data, I: 'data + ?Sized> IntoParallelRefMutIterator<'data> for I
+where
+    &'data mut I: IntoParallelIterator,
+{
+    type Iter = <&'data mut I as IntoParallelIterator>::Iter;
+    type Item = <&'data mut I as IntoParallelIterator>::Item;
+    fn par_iter_mut(&'data mut self) -> Self::Iter {
+        self.into_par_iter()
+    }
+}
+
+/// Building a collection from a parallel iterator (the parallel [`FromIterator`]); used
+/// by [`ParallelIterator::collect`].
+///
+/// ```
+/// use sumac::prelude::*;
+/// use std::collections::BTreeSet;
+/// let s = BTreeSet::from_par_iter((0..5).into_par_iter().map(|x| x % 3));
+/// assert_eq!(s.into_iter().collect::<Vec<_>>(), [0, 1, 2]);
+/// ```
+pub trait FromParallelIterator<T: Send> {
+    /// Builds `Self` from the items of `par_iter`.
+    fn from_par_iter<I>(par_iter: I) -> Self
+    where
+        I: IntoParallelIterator<Item = T>;
+}
+
+/// Extending a collection with the items of a parallel iterator (the parallel
+/// [`Extend`]).
+///
+/// ```
+/// use sumac::prelude::*;
+/// let mut v = vec![0];
+/// v.par_extend((1..4).into_par_iter());
+/// assert_eq!(v, [0, 1, 2, 3]);
+/// ```
+pub trait ParallelExtend<T: Send> {
+    /// Adds the items of `par_iter` to `self`.
+    fn par_extend<I>(&mut self, par_iter: I)
+    where
+        I: IntoParallelIterator<Item = T>;
+}
+
+/// Runs an indexed iterator through its producer (the `drive_unindexed` of every
+/// indexed iterator).
+pub(crate) fn drive_indexed<I, C>(iter: I, consumer: C) -> C::Result
+where
+    I: IndexedParallelIterator,
+    C: Consumer<I::Item>,
+{
+    iter.with_producer(BridgeCallback { consumer })
+}
+
+/// Sealed helper traits used in public signatures.
+pub mod private {
+    use std::ops::ControlFlow;
+
+    /// Values that are either a success or a failure, for
+    /// [`try_for_each`](super::ParallelIterator::try_for_each): implemented for `Option`,
+    /// `Result` and `ControlFlow` (a stable stand-in for the unstable `std::ops::Try`).
+    pub trait Try: Sealed {
+        /// The success payload.
+        type Output;
+        /// Wraps a success.
+        fn from_output(output: Self::Output) -> Self;
+        /// Whether this is a failure (`None`, `Err`, `Break`).
+        fn is_break(&self) -> bool;
+    }
+
+    /// Prevents implementations outside this crate.
+    pub trait Sealed {}
+
+    impl<T> Sealed for Option<T> {}
+    impl<T, E> Sealed for Result<T, E> {}
+    impl<B, C> Sealed for ControlFlow<B, C> {}
+
+    impl<T> Try for Option<T> {
+        type Output = T;
+        fn from_output(output: T) -> Self {
+            Some(output)
+        }
+        fn is_break(&self) -> bool {
+            self.is_none()
+        }
+    }
+
+    impl<T, E> Try for Result<T, E> {
+        type Output = T;
+        fn from_output(output: T) -> Self {
+            Ok(output)
+        }
+        fn is_break(&self) -> bool {
+            self.is_err()
+        }
+    }
+
+    impl<B, C> Try for ControlFlow<B, C> {
+        type Output = C;
+        fn from_output(output: C) -> Self {
+            ControlFlow::Continue(output)
+        }
+        fn is_break(&self) -> bool {
+            matches!(self, ControlFlow::Break(_))
+        }
+    }
+}

@@ -1,0 +1,343 @@
+//! The machinery behind every parallel iterator: splittable [`Producer`]s, splittable
+//! [`Consumer`]s with their sequential [`Folder`]s and ordered [`Reducer`]s, and
+//! [`bridge`], the heartbeat-driven loop that connects a producer to a consumer.
+//!
+//! # How a loop runs
+//!
+//! [`bridge`] runs the producer's items sequentially on the current worker, in blocks.
+//! Between two blocks it polls the worker's heartbeat flag (one relaxed load). When the
+//! flag is up, an idle worker wants work: the loop finishes the prefix it has already
+//! folded, splits its *remaining* items at their midpoint and hands the two halves to
+//! [`crate::join`], which promotes the worker's oldest pending fork. The halves run the
+//! same loop again, and the results are combined in iteration order:
+//! `reduce(prefix, reduce(left, right))`.
+//!
+//! The block size adapts to the loop body: it grows while a block takes only a few
+//! hundred nanoseconds (so polling costs well under 1% even for a body of one store)
+//! and shrinks when a block takes tens of microseconds (so a loop whose every item
+//! takes a long time is still polled after each item). There is no up-front split and
+//! no length-based cutoff.
+
+use crate::HeartbeatPoll;
+
+/// A splittable source of items with a known length: the parallel counterpart of an
+/// [`ExactSizeIterator`].
+///
+/// Every indexed parallel iterator is driven through a producer.
+pub trait Producer: Send + Sized {
+    /// The items produced.
+    type Item;
+    /// The sequential iterator over this producer's items.
+    type IntoIter: DoubleEndedIterator<Item = Self::Item> + ExactSizeIterator;
+
+    /// The number of items this producer yields.
+    fn len(&self) -> usize;
+
+    /// Whether this producer yields no item.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Turns the producer into a sequential iterator over its items, in order.
+    fn into_iter(self) -> Self::IntoIter;
+
+    /// Splits into the first `index` items and the rest (`index <= self.len()`).
+    fn split_at(self, index: usize) -> (Self, Self);
+
+    /// The fewest items a piece may be split down to (see
+    /// [`with_min_len`](super::IndexedParallelIterator::with_min_len)).
+    fn min_len(&self) -> usize {
+        1
+    }
+
+    /// The most items a piece may hold before it is split eagerly (see
+    /// [`with_max_len`](super::IndexedParallelIterator::with_max_len)).
+    fn max_len(&self) -> usize {
+        usize::MAX
+    }
+}
+
+/// Receives the output of a [`Producer`]: a consumer can be split at an index (in the
+/// producer's index space), folded sequentially, and its partial results reduced in order.
+pub trait Consumer<Item>: Send + Sized {
+    /// The sequential folder that consumes items.
+    type Folder: Folder<Item, Result = Self::Result>;
+    /// Combines the results of two adjacent pieces.
+    type Reducer: Reducer<Self::Result>;
+    /// The result of consuming a piece.
+    type Result: Send;
+
+    /// Splits into a consumer of the first `index` producer items and one for the rest.
+    fn split_at(self, index: usize) -> (Self, Self);
+
+    /// A reducer that combines the result of a left piece with that of the adjacent right one.
+    fn to_reducer(&self) -> Self::Reducer;
+
+    /// Starts consuming items sequentially.
+    fn into_folder(self) -> Self::Folder;
+
+    /// Finishes a folder that has consumed the first `consumed` producer items of its piece:
+    /// returns the result for those items and a consumer for the items that remain.
+    fn detach(folder: Self::Folder, consumed: usize) -> (Self::Result, Self);
+
+    /// True when no more item is needed (a short-circuiting search has its answer).
+    fn full(&self) -> bool {
+        false
+    }
+}
+
+/// The sequential side of a [`Consumer`]: consumes items one after another.
+pub trait Folder<Item>: Sized {
+    /// What the folder produces once complete.
+    type Result;
+
+    /// Consumes one item.
+    fn consume(self, item: Item) -> Self;
+
+    /// Consumes every item of `iter` (stopping early when [`full`](Folder::full)).
+    fn consume_iter<I>(mut self, iter: I) -> Self
+    where
+        I: IntoIterator<Item = Item>,
+    {
+        for item in iter {
+            self = self.consume(item);
+            if self.full() {
+                break;
+            }
+        }
+        self
+    }
+
+    /// Finishes folding.
+    fn complete(self) -> Self::Result;
+
+    /// True when no more item is needed.
+    fn full(&self) -> bool {
+        false
+    }
+}
+
+/// Combines the results of two adjacent pieces, the left one first.
+pub trait Reducer<Result> {
+    /// Combines `left` (earlier items) with `right` (later items).
+    fn reduce(self, left: Result, right: Result) -> Result;
+}
+
+/// Receives the producer of an indexed parallel iterator (producers of adaptors borrow
+/// their closures, so they are handed to a callback rather than returned).
+pub trait ProducerCallback<Item> {
+    /// What the callback returns.
+    type Output;
+    /// Called with the producer.
+    fn callback<P>(self, producer: P) -> Self::Output
+    where
+        P: Producer<Item = Item>;
+}
+
+/// A reducer that ignores both results (for consumers whose result is `()`).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NoopReducer;
+
+impl Reducer<()> for NoopReducer {
+    #[inline]
+    fn reduce(self, _left: (), _right: ()) {}
+}
+
+/// Runs `producer` into `consumer` on the current pool (the global pool when called from
+/// outside any pool), splitting on heartbeats. This is the single entry point of every
+/// parallel loop.
+pub fn bridge<P, C>(producer: P, consumer: C) -> C::Result
+where
+    P: Producer,
+    C: Consumer<P::Item>,
+{
+    crate::in_worker(move || drive(producer, consumer, 1))
+}
+
+/// A [`ProducerCallback`] that bridges the producer into a consumer.
+pub(crate) struct BridgeCallback<C> {
+    pub(crate) consumer: C,
+}
+
+impl<T, C: Consumer<T>> ProducerCallback<T> for BridgeCallback<C> {
+    type Output = C::Result;
+    fn callback<P>(self, producer: P) -> C::Result
+    where
+        P: Producer<Item = T>,
+    {
+        bridge(producer, self.consumer)
+    }
+}
+
+/// A block grows while it takes fewer ticks than this (about 2.5 µs at 2.4 GHz): by the
+/// factor that would bring it to this duration, between 2 and [`MAX_GROWTH`].
+const GROW_BELOW: u64 = 6_000;
+/// A block shrinks (/2) when it takes more ticks than this.
+const SHRINK_ABOVE: u64 = 48_000;
+/// The fastest growth from one block to the next.
+const MAX_GROWTH: u64 = 64;
+/// The largest block.
+const MAX_BLOCK: usize = 1 << 16;
+
+#[inline]
+fn adapt(block: usize, ticks: u64) -> usize {
+    if ticks < GROW_BELOW {
+        let factor = (GROW_BELOW / ticks.max(1)).clamp(2, MAX_GROWTH) as usize;
+        block.saturating_mul(factor).min(MAX_BLOCK)
+    } else if ticks > SHRINK_ABOVE {
+        (block / 2).max(1)
+    } else {
+        block
+    }
+}
+
+/// The sequential loop of one piece; `block` is the starting block size.
+fn drive<P, C>(mut producer: P, consumer: C, mut block: usize) -> C::Result
+where
+    P: Producer,
+    C: Consumer<P::Item>,
+{
+    let min = producer.min_len().max(1);
+    let len = producer.len();
+    if len > producer.max_len() && len / 2 >= min {
+        return split_join(producer, consumer, block);
+    }
+    if consumer.full() {
+        return consumer.into_folder().complete();
+    }
+    let mut folder = consumer.into_folder();
+    if producer.len() == 0 {
+        return folder.complete();
+    }
+    let poll = HeartbeatPoll::current();
+    let mut consumed = 0usize;
+    let mut last = clock::ticks();
+    loop {
+        let len = producer.len();
+        if (poll.pending() || hooks::force_split()) && len / 2 >= min {
+            let (prefix, rest) = C::detach(folder, consumed);
+            let reducer = rest.to_reducer();
+            let rest = split_join(producer, rest, block);
+            return reducer.reduce(prefix, rest);
+        }
+        let n = hooks::block_size(block).min(len);
+        let (head, tail) = producer.split_at(n);
+        producer = tail;
+        folder = folder.consume_iter(head.into_iter());
+        if producer.len() == 0 || folder.full() {
+            return folder.complete();
+        }
+        consumed += n;
+        let now = clock::ticks();
+        block = adapt(block, now.wrapping_sub(last));
+        last = now;
+    }
+}
+
+/// Splits the remaining work at its midpoint and runs both halves with [`crate::join`].
+fn split_join<P, C>(producer: P, consumer: C, block: usize) -> C::Result
+where
+    P: Producer,
+    C: Consumer<P::Item>,
+{
+    let mid = producer.len() / 2;
+    let (left_p, right_p) = producer.split_at(mid);
+    let reducer = consumer.to_reducer();
+    let (left_c, right_c) = consumer.split_at(mid);
+    let (left, right) = crate::join(
+        move || drive(left_p, left_c, block),
+        move || drive(right_p, right_c, block),
+    );
+    reducer.reduce(left, right)
+}
+
+/// A cheap monotonic tick counter for sizing blocks.
+mod clock {
+    /// The time-stamp counter (cycles at a constant rate).
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    pub(super) fn ticks() -> u64 {
+        // SAFETY: `rdtsc` exists on every x86_64 processor, takes no operand and touches
+        // no memory; the value is only used as a hint for block sizes.
+        unsafe { core::arch::x86_64::_rdtsc() }
+    }
+
+    /// Nanoseconds since the first call (fallback for other architectures).
+    #[cfg(not(target_arch = "x86_64"))]
+    #[inline]
+    pub(super) fn ticks() -> u64 {
+        use std::sync::OnceLock;
+        use std::time::Instant;
+        static EPOCH: OnceLock<Instant> = OnceLock::new();
+        EPOCH.get_or_init(Instant::now).elapsed().as_nanos() as u64
+    }
+}
+
+/// Test support: force the loop driver to split often, so the splitting logic is exercised
+/// even where no heartbeat fires (single-threaded pools, a sequential scheduler).
+///
+/// Only active in builds with debug assertions (the usual `cargo test` profile); in
+/// release builds the hook compiles to constants and the calls do nothing.
+#[doc(hidden)]
+pub mod hooks {
+    #[cfg(debug_assertions)]
+    use std::cell::Cell;
+    #[cfg(debug_assertions)]
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    #[cfg(debug_assertions)]
+    static FORCE_EVERY: AtomicUsize = AtomicUsize::new(0);
+
+    #[cfg(debug_assertions)]
+    thread_local! {
+        static RNG: Cell<u64> = const { Cell::new(0x9E37_79B9_7F4A_7C15) };
+    }
+
+    #[cfg(debug_assertions)]
+    fn next_random() -> u64 {
+        RNG.with(|r| {
+            let mut x = r.get();
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            r.set(x);
+            x
+        })
+    }
+
+    /// Makes every parallel loop of the process split, on average, once every `every`
+    /// blocks of at most three items (0 turns forcing off). No effect without debug
+    /// assertions.
+    pub fn force_splits(every: usize) {
+        #[cfg(debug_assertions)]
+        FORCE_EVERY.store(every, Ordering::Relaxed);
+        #[cfg(not(debug_assertions))]
+        let _ = every;
+    }
+
+    /// Whether the driver should split now although no heartbeat is pending.
+    #[inline(always)]
+    pub(crate) fn force_split() -> bool {
+        #[cfg(debug_assertions)]
+        {
+            let every = FORCE_EVERY.load(Ordering::Relaxed);
+            every != 0 && next_random() % every as u64 == 0
+        }
+        #[cfg(not(debug_assertions))]
+        {
+            false
+        }
+    }
+
+    /// The block size to use (small random blocks while forcing).
+    #[inline(always)]
+    pub(crate) fn block_size(block: usize) -> usize {
+        #[cfg(debug_assertions)]
+        {
+            if FORCE_EVERY.load(Ordering::Relaxed) != 0 {
+                return 1 + (next_random() % 3) as usize;
+            }
+        }
+        block
+    }
+}

@@ -1,0 +1,133 @@
+//! A parallel iterator that moves the items out of a `Vec<T>`.
+//!
+//! Every item is moved out exactly once; if a closure panics, the items not yet moved
+//! out are dropped exactly once and the buffer is freed.
+//!
+//! ```
+//! use sumac::prelude::*;
+//! let v = vec![String::from("a"), String::from("bb")];
+//! let lens: Vec<usize> = v.into_par_iter().map(|s| s.len()).collect();
+//! assert_eq!(lens, [1, 2]);
+//! ```
+
+use std::mem;
+use std::ptr;
+
+use super::plumbing::{Consumer, Producer, ProducerCallback};
+use super::{drive_indexed, IndexedParallelIterator, IntoParallelIterator, ParallelIterator};
+
+/// A parallel iterator over the items of a `Vec<T>`, by value.
+#[derive(Clone, Debug)]
+#[must_use = "parallel iterators are lazy and do nothing unless consumed"]
+pub struct IntoIter<T> {
+    vec: Vec<T>,
+}
+
+impl<T: Send> IntoParallelIterator for Vec<T> {
+    type Iter = IntoIter<T>;
+    type Item = T;
+    fn into_par_iter(self) -> IntoIter<T> {
+        IntoIter { vec: self }
+    }
+}
+
+impl<T: Send> ParallelIterator for IntoIter<T> {
+    type Item = T;
+    fn drive_unindexed<C: Consumer<T>>(self, consumer: C) -> C::Result {
+        drive_indexed(self, consumer)
+    }
+    fn opt_len(&self) -> Option<usize> {
+        Some(self.vec.len())
+    }
+}
+
+impl<T: Send> IndexedParallelIterator for IntoIter<T> {
+    fn len(&self) -> usize {
+        self.vec.len()
+    }
+    fn with_producer<CB: ProducerCallback<T>>(mut self, callback: CB) -> CB::Output {
+        let len = self.vec.len();
+        // SAFETY: the length is set to 0 first, so from here on the vector only owns its
+        // buffer: the items belong to the producer, which moves each out or drops it
+        // exactly once. The vector is dropped (freeing the buffer) after the callback
+        // returns or unwinds, and the producer borrows nothing beyond that.
+        let items = unsafe {
+            self.vec.set_len(0);
+            std::slice::from_raw_parts_mut(self.vec.as_mut_ptr(), len)
+        };
+        callback.callback(DrainProducer { items })
+    }
+}
+
+/// Owns the items in `items` (the slice memory belongs to a vector that no longer
+/// counts them): each is moved out by the iterator or dropped with the producer.
+pub(crate) struct DrainProducer<'data, T> {
+    items: &'data mut [T],
+}
+
+impl<T> Drop for DrainProducer<'_, T> {
+    fn drop(&mut self) {
+        let items: *mut [T] = mem::take::<&mut [T]>(&mut self.items);
+        // SAFETY: the producer owns these items and none was moved out yet (moving out
+        // goes through `into_iter`, which takes the slice away first).
+        unsafe { ptr::drop_in_place(items) };
+    }
+}
+
+impl<'data, T: Send> Producer for DrainProducer<'data, T> {
+    type Item = T;
+    type IntoIter = SliceDrain<'data, T>;
+    fn len(&self) -> usize {
+        self.items.len()
+    }
+    fn into_iter(mut self) -> SliceDrain<'data, T> {
+        let items = mem::take(&mut self.items);
+        SliceDrain {
+            iter: items.iter_mut(),
+        }
+    }
+    fn split_at(mut self, index: usize) -> (Self, Self) {
+        let items = mem::take(&mut self.items);
+        let (l, r) = items.split_at_mut(index);
+        (DrainProducer { items: l }, DrainProducer { items: r })
+    }
+}
+
+/// Moves the items out of an owned slice; the ones never reached are dropped with it.
+pub(crate) struct SliceDrain<'data, T> {
+    iter: std::slice::IterMut<'data, T>,
+}
+
+impl<T> Iterator for SliceDrain<'_, T> {
+    type Item = T;
+    #[inline]
+    fn next(&mut self) -> Option<T> {
+        let slot: *mut T = self.iter.next()?;
+        // SAFETY: each slot is visited once; the iterator owns the item and, having moved
+        // past it, never reads or drops it again.
+        Some(unsafe { slot.read() })
+    }
+    #[inline]
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.iter.size_hint()
+    }
+}
+
+impl<T> DoubleEndedIterator for SliceDrain<'_, T> {
+    #[inline]
+    fn next_back(&mut self) -> Option<T> {
+        let slot: *mut T = self.iter.next_back()?;
+        // SAFETY: as in `next`, each slot is visited once.
+        Some(unsafe { slot.read() })
+    }
+}
+
+impl<T> ExactSizeIterator for SliceDrain<'_, T> {}
+
+impl<T> Drop for SliceDrain<'_, T> {
+    fn drop(&mut self) {
+        let rest: *mut [T] = mem::take(&mut self.iter).into_slice();
+        // SAFETY: the slots not yet visited still hold items owned by this iterator.
+        unsafe { ptr::drop_in_place(rest) };
+    }
+}

@@ -1,0 +1,176 @@
+//! Parallel methods on slices: [`ParallelSlice`] (`par_chunks`, `par_windows`) and
+//! [`ParallelSliceMut`] (`par_chunks_mut` and the parallel sorts).
+//!
+//! The sorts give the same result as [`slice::sort`] / [`slice::sort_unstable`]: a stable
+//! parallel merge sort and an unstable parallel quicksort. Both are panic-safe: if the
+//! comparator panics, every element is still in the slice exactly once (in an
+//! unspecified order), and the panic propagates.
+//!
+//! ```
+//! use sumac::prelude::*;
+//! let mut v: Vec<u32> = (0..10_000).map(|i| (i * 7919) % 10_007).collect();
+//! let mut expected = v.clone();
+//! expected.sort();
+//! v.par_sort_unstable();
+//! assert_eq!(v, expected);
+//! ```
+
+use std::cmp::Ordering;
+
+mod mergesort;
+mod quicksort;
+
+pub use crate::iter::slice::{Chunks, ChunksMut, Iter, IterMut, Windows};
+
+/// Parallel methods on shared slices.
+///
+/// ```
+/// use sumac::prelude::*;
+/// let v = [1, 2, 3, 4, 5];
+/// let firsts: Vec<i32> = v.par_chunks(2).map(|c| c[0]).collect();
+/// assert_eq!(firsts, [1, 3, 5]);
+/// let diffs: Vec<i32> = v.par_windows(2).map(|w| w[1] - w[0]).collect();
+/// assert_eq!(diffs, [1, 1, 1, 1]);
+/// ```
+pub trait ParallelSlice<T: Sync> {
+    /// The slice the methods work on.
+    fn as_parallel_slice(&self) -> &[T];
+
+    /// A parallel iterator over non-overlapping chunks of `chunk_size` items (the last one
+    /// may be shorter).
+    ///
+    /// # Panics
+    /// If `chunk_size` is 0.
+    fn par_chunks(&self, chunk_size: usize) -> Chunks<'_, T> {
+        Chunks::new(self.as_parallel_slice(), chunk_size)
+    }
+
+    /// A parallel iterator over all overlapping windows of `window_size` items.
+    ///
+    /// # Panics
+    /// If `window_size` is 0.
+    fn par_windows(&self, window_size: usize) -> Windows<'_, T> {
+        Windows::new(self.as_parallel_slice(), window_size)
+    }
+}
+
+impl<T: Sync> ParallelSlice<T> for [T] {
+    fn as_parallel_slice(&self) -> &[T] {
+        self
+    }
+}
+
+/// Parallel methods on mutable slices.
+///
+/// ```
+/// use sumac::prelude::*;
+/// let mut v = vec![(2, 'a'), (1, 'b'), (2, 'c'), (1, 'd')];
+/// v.par_sort_by_key(|p| p.0);
+/// assert_eq!(v, [(1, 'b'), (1, 'd'), (2, 'a'), (2, 'c')]);
+/// v.par_chunks_mut(2).for_each(|c| c.reverse());
+/// assert_eq!(v, [(1, 'd'), (1, 'b'), (2, 'c'), (2, 'a')]);
+/// ```
+pub trait ParallelSliceMut<T: Send> {
+    /// The slice the methods work on.
+    fn as_parallel_slice_mut(&mut self) -> &mut [T];
+
+    /// A parallel iterator over non-overlapping mutable chunks of `chunk_size` items (the
+    /// last one may be shorter).
+    ///
+    /// # Panics
+    /// If `chunk_size` is 0.
+    fn par_chunks_mut(&mut self, chunk_size: usize) -> ChunksMut<'_, T> {
+        ChunksMut::new(self.as_parallel_slice_mut(), chunk_size)
+    }
+
+    /// Sorts the slice, stably (equal elements keep their order), in parallel.
+    ///
+    /// Uses a scratch buffer of the slice's size.
+    ///
+    /// ```
+    /// use sumac::prelude::*;
+    /// let mut v = [5, 4, 1, 3, 2];
+    /// v.par_sort();
+    /// assert_eq!(v, [1, 2, 3, 4, 5]);
+    /// ```
+    fn par_sort(&mut self)
+    where
+        T: Ord,
+    {
+        mergesort::sort(self.as_parallel_slice_mut(), &T::cmp);
+    }
+
+    /// Sorts the slice stably with a comparator, in parallel.
+    ///
+    /// # Panics
+    /// If `compare` panics (the panic propagates; every element is still in the slice
+    /// exactly once). The comparator should be a total order; if it is not, the order of
+    /// the result is unspecified, but it is still a permutation of the input.
+    fn par_sort_by<F>(&mut self, compare: F)
+    where
+        F: Fn(&T, &T) -> Ordering + Sync,
+    {
+        mergesort::sort(self.as_parallel_slice_mut(), &compare);
+    }
+
+    /// Sorts the slice stably by a key, in parallel (the key is computed for every
+    /// comparison).
+    fn par_sort_by_key<K, F>(&mut self, f: F)
+    where
+        K: Ord,
+        F: Fn(&T) -> K + Sync,
+    {
+        mergesort::sort(self.as_parallel_slice_mut(), &|a: &T, b: &T| {
+            f(a).cmp(&f(b))
+        });
+    }
+
+    /// Sorts the slice without keeping the order of equal elements (in place, no
+    /// allocation), in parallel.
+    ///
+    /// ```
+    /// use sumac::prelude::*;
+    /// let mut v = [5, 4, 1, 3, 2];
+    /// v.par_sort_unstable();
+    /// assert_eq!(v, [1, 2, 3, 4, 5]);
+    /// ```
+    fn par_sort_unstable(&mut self)
+    where
+        T: Ord,
+    {
+        quicksort::sort(self.as_parallel_slice_mut(), &T::cmp);
+    }
+
+    /// Sorts the slice with a comparator, without keeping the order of equal elements.
+    ///
+    /// # Panics
+    /// If `compare` panics (the panic propagates; every element is still in the slice
+    /// exactly once).
+    fn par_sort_unstable_by<F>(&mut self, compare: F)
+    where
+        F: Fn(&T, &T) -> Ordering + Sync,
+    {
+        quicksort::sort(self.as_parallel_slice_mut(), &compare);
+    }
+
+    /// Sorts the slice by a key, without keeping the order of equal elements.
+    fn par_sort_unstable_by_key<K, F>(&mut self, f: F)
+    where
+        K: Ord,
+        F: Fn(&T) -> K + Sync,
+    {
+        quicksort::sort(self.as_parallel_slice_mut(), &|a: &T, b: &T| {
+            f(a).cmp(&f(b))
+        });
+    }
+}
+
+impl<T: Send> ParallelSliceMut<T> for [T] {
+    fn as_parallel_slice_mut(&mut self) -> &mut [T] {
+        self
+    }
+}
+
+/// Slices of at most this many elements are sorted sequentially by the standard library
+/// (an algorithmic base case: below it, splitting the sort would not pay off).
+const SEQUENTIAL_SORT: usize = 2048;

@@ -1,0 +1,106 @@
+//! Parallel unstable sort: quicksort with a median-of-three / ninther pivot, the two
+//! partitions sorted with `join`, equal-to-pivot runs peeled off, and the standard
+//! library's `sort_unstable_by` for small pieces and for pieces that partition badly too
+//! often. Only safe code: the slice is rearranged by swaps, so it always holds every
+//! element exactly once, even when the comparator panics.
+
+use std::cmp::Ordering;
+
+use super::SEQUENTIAL_SORT;
+
+pub(super) fn sort<T, F>(v: &mut [T], compare: &F)
+where
+    T: Send,
+    F: Fn(&T, &T) -> Ordering + Sync,
+{
+    if v.len() <= SEQUENTIAL_SORT {
+        v.sort_unstable_by(compare);
+        return;
+    }
+    let limit = usize::BITS - v.len().leading_zeros();
+    crate::in_worker(|| recurse(v, compare, limit));
+}
+
+fn recurse<T, F>(v: &mut [T], compare: &F, mut limit: u32)
+where
+    T: Send,
+    F: Fn(&T, &T) -> Ordering + Sync,
+{
+    let len = v.len();
+    if len <= SEQUENTIAL_SORT || limit == 0 {
+        v.sort_unstable_by(compare);
+        return;
+    }
+    let is_less = |a: &T, b: &T| compare(a, b) == Ordering::Less;
+
+    let p = choose_pivot(v, &is_less);
+    v.swap(0, p);
+    let (head, rest) = v.split_at_mut(1);
+    let pivot = &head[0];
+    let mid = partition(rest, |x| is_less(x, pivot));
+    if mid == 0 {
+        // The pivot is a minimum: gather the elements equal to it, which are then in
+        // their final place, and sort the rest.
+        let equal = partition(rest, |x| !is_less(pivot, x));
+        if equal < len / 8 {
+            limit -= 1;
+        }
+        recurse(&mut rest[equal..], compare, limit);
+        return;
+    }
+    // v[1..=mid] < pivot <= v[mid+1..]: put the pivot between them.
+    v.swap(0, mid);
+    if mid.min(len - mid - 1) < len / 8 {
+        limit -= 1;
+    }
+    let (left, right) = v.split_at_mut(mid);
+    let right = &mut right[1..];
+    crate::join(
+        || recurse(left, compare, limit),
+        || recurse(right, compare, limit),
+    );
+}
+
+/// Moves the elements satisfying `pred` to the front; returns how many there are.
+///
+/// Branch-free Lomuto scheme: every element is swapped with the first one not known to
+/// satisfy `pred`, and the boundary advances when it did. Only swaps, so a panic in
+/// `pred` leaves a permutation.
+fn partition<T>(v: &mut [T], pred: impl Fn(&T) -> bool) -> usize {
+    let mut store = 0;
+    for i in 0..v.len() {
+        let goes_left = pred(&v[i]);
+        v.swap(store, i);
+        store += usize::from(goes_left);
+    }
+    store
+}
+
+/// The index of a good pivot: the median of three samples, or of three medians of three
+/// (a ninther) for longer slices.
+fn choose_pivot<T>(v: &[T], is_less: &impl Fn(&T, &T) -> bool) -> usize {
+    let len = v.len();
+    let (a, b, c) = (len / 4, len / 2, len / 4 * 3);
+    if len >= 128 {
+        let a = median3(v, a - 1, a, a + 1, is_less);
+        let b = median3(v, b - 1, b, b + 1, is_less);
+        let c = median3(v, c - 1, c, c + 1, is_less);
+        median3(v, a, b, c, is_less)
+    } else {
+        median3(v, a, b, c, is_less)
+    }
+}
+
+fn median3<T>(v: &[T], a: usize, b: usize, c: usize, is_less: &impl Fn(&T, &T) -> bool) -> usize {
+    let ab = is_less(&v[a], &v[b]);
+    let bc = is_less(&v[b], &v[c]);
+    if ab == bc {
+        return b;
+    }
+    let ac = is_less(&v[a], &v[c]);
+    if ab == ac {
+        c
+    } else {
+        a
+    }
+}

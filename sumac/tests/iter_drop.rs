@@ -1,0 +1,244 @@
+//! Drop accounting when closures panic midway (every item dropped exactly once: no leak,
+//! no double drop), and panic propagation from `for_each`, `map` and `reduce`.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use sumac::prelude::*;
+
+fn pool() -> &'static sumac::ThreadPool {
+    static POOL: OnceLock<sumac::ThreadPool> = OnceLock::new();
+    POOL.get_or_init(|| {
+        sumac::iter::plumbing::hooks::force_splits(3);
+        sumac::ThreadPoolBuilder::new()
+            .num_threads(4)
+            .heartbeat_interval(Duration::from_micros(1))
+            .build()
+            .unwrap()
+    })
+}
+
+/// Counts, per id, how many times an item was dropped.
+struct Ledger {
+    drops: Vec<AtomicUsize>,
+    created: AtomicUsize,
+}
+
+impl Ledger {
+    fn new(n: usize) -> Self {
+        Ledger {
+            drops: (0..n).map(|_| AtomicUsize::new(0)).collect(),
+            created: AtomicUsize::new(0),
+        }
+    }
+    fn make(&self, id: usize) -> Tracked<'_> {
+        self.created.fetch_add(1, Ordering::Relaxed);
+        Tracked { id, ledger: self }
+    }
+    /// Every item created was dropped exactly once.
+    fn assert_balanced(&self) {
+        let created = self.created.load(Ordering::Relaxed);
+        let mut dropped = 0;
+        for (id, d) in self.drops.iter().enumerate() {
+            let d = d.load(Ordering::Relaxed);
+            assert!(d <= 1, "item {id} dropped {d} times");
+            dropped += d;
+        }
+        assert_eq!(
+            dropped, created,
+            "{created} items created, {dropped} dropped"
+        );
+    }
+}
+
+struct Tracked<'a> {
+    id: usize,
+    ledger: &'a Ledger,
+}
+
+impl Drop for Tracked<'_> {
+    fn drop(&mut self) {
+        self.ledger.drops[self.id].fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+const N: usize = 500;
+
+fn quiet<R>(f: impl FnOnce() -> R) -> std::thread::Result<R> {
+    catch_unwind(AssertUnwindSafe(f))
+}
+
+#[test]
+fn vec_source_with_panicking_for_each() {
+    for k in [0, 1, 17, 250, N - 1] {
+        let ledger = Ledger::new(N);
+        let v: Vec<Tracked> = (0..N).map(|i| ledger.make(i)).collect();
+        let r = quiet(|| {
+            pool().install(|| {
+                v.into_par_iter().for_each(|t| {
+                    if t.id == k {
+                        panic!("boom at {k}");
+                    }
+                })
+            })
+        });
+        assert!(r.is_err());
+        ledger.assert_balanced();
+        assert_eq!(ledger.created.load(Ordering::Relaxed), N);
+    }
+}
+
+#[test]
+fn vec_source_with_panicking_map_into_collect() {
+    for k in [0, 3, 123, N - 1] {
+        let ledger = Ledger::new(N);
+        let v: Vec<Tracked> = (0..N).map(|i| ledger.make(i)).collect();
+        let r = quiet(|| {
+            pool().install(|| {
+                v.into_par_iter()
+                    .map(|t| if t.id == k { panic!("boom") } else { t })
+                    .collect::<Vec<_>>()
+            })
+        });
+        assert!(r.is_err());
+        ledger.assert_balanced();
+    }
+}
+
+#[test]
+fn indexed_collect_with_panicking_map() {
+    for k in [0, 9, 300, N - 1] {
+        let ledger = Ledger::new(N);
+        let r = quiet(|| {
+            pool().install(|| {
+                (0..N)
+                    .into_par_iter()
+                    .map(|i| {
+                        if i == k {
+                            panic!("boom");
+                        }
+                        ledger.make(i)
+                    })
+                    .collect::<Vec<_>>()
+            })
+        });
+        assert!(r.is_err());
+        ledger.assert_balanced();
+    }
+}
+
+#[test]
+fn unindexed_collect_with_panicking_filter() {
+    let ledger = Ledger::new(N);
+    let r = quiet(|| {
+        pool().install(|| {
+            (0..N)
+                .into_par_iter()
+                .filter(|i| {
+                    if *i == 400 {
+                        panic!("boom");
+                    }
+                    i % 2 == 0
+                })
+                .map(|i| ledger.make(i))
+                .collect::<Vec<_>>()
+        })
+    });
+    assert!(r.is_err());
+    ledger.assert_balanced();
+}
+
+#[test]
+fn vec_source_partially_consumed_drops_the_rest() {
+    let ledger = Ledger::new(N);
+    let v: Vec<Tracked> = (0..N).map(|i| ledger.make(i)).collect();
+    let found = pool().install(|| v.into_par_iter().find_first(|t| t.id == 10).map(|t| t.id));
+    assert_eq!(found, Some(10));
+    ledger.assert_balanced();
+
+    let ledger = Ledger::new(N + N / 2);
+    let v: Vec<Tracked> = (0..N).map(|i| ledger.make(i)).collect();
+    let w: Vec<Tracked> = (0..N / 2).map(|i| ledger.make(N + i)).collect();
+    let pairs = pool().install(|| {
+        w.into_par_iter()
+            .zip(v.into_par_iter().skip(3).take(100))
+            .count()
+    });
+    assert_eq!(pairs, 100);
+    ledger.assert_balanced();
+}
+
+#[test]
+fn successful_collect_keeps_every_item_once() {
+    let ledger = Ledger::new(N);
+    let v: Vec<Tracked> = (0..N).map(|i| ledger.make(i)).collect();
+    let out: Vec<Tracked> = pool().install(|| v.into_par_iter().rev().collect());
+    assert!(out.iter().rev().map(|t| t.id).eq(0..N));
+    assert!(ledger.drops.iter().all(|d| d.load(Ordering::Relaxed) == 0));
+    drop(out);
+    ledger.assert_balanced();
+}
+
+fn message(e: Box<dyn std::any::Any + Send>) -> String {
+    if let Some(s) = e.downcast_ref::<&str>() {
+        s.to_string()
+    } else if let Some(s) = e.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        String::from("?")
+    }
+}
+
+#[test]
+fn panics_propagate() {
+    let e = quiet(|| {
+        pool().install(|| {
+            (0..1000).into_par_iter().for_each(|i| {
+                if i == 777 {
+                    panic!("for_each panicked");
+                }
+            })
+        })
+    })
+    .unwrap_err();
+    assert_eq!(message(e), "for_each panicked");
+
+    let e = quiet(|| {
+        pool().install(|| {
+            (0..1000i32)
+                .into_par_iter()
+                .map(|i| if i == 5 { panic!("map panicked") } else { i })
+                .sum::<i32>()
+        })
+    })
+    .unwrap_err();
+    assert_eq!(message(e), "map panicked");
+
+    let e = quiet(|| {
+        pool().install(|| {
+            (0..1000).into_par_iter().reduce(
+                || 0,
+                |a, b| {
+                    if a + b > 10_000 {
+                        panic!("reduce panicked");
+                    }
+                    a + b
+                },
+            )
+        })
+    })
+    .unwrap_err();
+    assert_eq!(message(e), "reduce panicked");
+
+    // From outside any pool too.
+    let e = quiet(|| (0..100).into_par_iter().for_each(|_| panic!("outside"))).unwrap_err();
+    assert_eq!(message(e), "outside");
+
+    // The pool is still usable afterwards.
+    assert_eq!(
+        pool().install(|| (0..100).into_par_iter().sum::<i32>()),
+        4950
+    );
+}

@@ -1,0 +1,120 @@
+//! Parallel loops split on real heartbeats (no forced splits in this test binary): work
+//! spreads over the pool's workers, and results stay in order.
+
+use std::collections::HashSet;
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use sumac::prelude::*;
+
+fn pool(threads: usize) -> sumac::ThreadPool {
+    sumac::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .heartbeat_interval(Duration::from_micros(1))
+        .build()
+        .unwrap()
+}
+
+/// Busy work for about `micros` microseconds.
+fn spin(micros: u64) -> u64 {
+    let start = Instant::now();
+    let mut x = 0u64;
+    while start.elapsed() < Duration::from_micros(micros) {
+        x = black_box(x.wrapping_add(1));
+    }
+    x
+}
+
+#[test]
+fn a_long_loop_spreads_over_workers() {
+    let pool = pool(4);
+    let threads: HashSet<Option<usize>> = pool.install(|| {
+        (0..4000)
+            .into_par_iter()
+            .map(|_| {
+                spin(5);
+                sumac::current_thread_index()
+            })
+            .collect()
+    });
+    assert!(threads.len() > 1, "only {threads:?} ran the loop");
+    assert!(pool.stats().total().promotions > 0);
+}
+
+#[test]
+fn order_is_kept_under_heartbeat_splits() {
+    let pool = pool(4);
+    for _ in 0..20 {
+        let v: Vec<u32> = pool.install(|| {
+            (0..20_000u32)
+                .into_par_iter()
+                .map(|x| x.wrapping_mul(2_654_435_761))
+                .collect()
+        });
+        let expected: Vec<u32> = (0..20_000u32)
+            .map(|x| x.wrapping_mul(2_654_435_761))
+            .collect();
+        assert_eq!(v, expected);
+        let s: String = pool.install(|| {
+            (0..3000)
+                .into_par_iter()
+                .map(|d| char::from(b'a' + (d % 26) as u8))
+                .collect()
+        });
+        assert_eq!(
+            s,
+            (0..3000)
+                .map(|d| char::from(b'a' + (d % 26) as u8))
+                .collect::<String>()
+        );
+        let first = pool.install(|| {
+            (0..100_000u64)
+                .into_par_iter()
+                .find_first(|x| x % 9973 == 9972)
+        });
+        assert_eq!(first, Some(9972));
+    }
+}
+
+#[test]
+fn nested_loops_split_and_stay_correct() {
+    let pool = pool(4);
+    let sums: Vec<u64> = pool.install(|| {
+        (0..8u64)
+            .into_par_iter()
+            .map(|i| {
+                (0..500u64)
+                    .into_par_iter()
+                    .map(|j| {
+                        spin(2);
+                        i * j
+                    })
+                    .sum()
+            })
+            .collect()
+    });
+    let expected: Vec<u64> = (0..8u64)
+        .map(|i| (0..500u64).map(|j| i * j).sum())
+        .collect();
+    assert_eq!(sums, expected);
+}
+
+#[test]
+fn an_expensive_body_is_split_after_the_first_item() {
+    // Two items of ~20 ms each: the second must run on another worker while the first
+    // runs, so the whole loop takes well under the sequential 40 ms... unless the
+    // machine is too loaded to start another thread; only check it completes in order.
+    let pool = pool(2);
+    let t = Instant::now();
+    let v: Vec<usize> = pool.install(|| {
+        (0..2usize)
+            .into_par_iter()
+            .map(|i| {
+                spin(20_000);
+                i
+            })
+            .collect()
+    });
+    assert_eq!(v, [0, 1]);
+    eprintln!("two 20 ms items on 2 threads took {:?}", t.elapsed());
+}

@@ -1,0 +1,439 @@
+//! Every parallel adaptor and consumer against its sequential `std::iter` twin, on a
+//! 4-thread pool with a 1 µs heartbeat and forced extra splits (so pieces are split,
+//! folded and reduced in every way).
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::num::Wrapping;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use proptest::prelude::*;
+use sumac::prelude::*;
+
+fn pool() -> &'static sumac::ThreadPool {
+    static POOL: OnceLock<sumac::ThreadPool> = OnceLock::new();
+    POOL.get_or_init(|| {
+        sumac::iter::plumbing::hooks::force_splits(3);
+        sumac::ThreadPoolBuilder::new()
+            .num_threads(4)
+            .heartbeat_interval(Duration::from_micros(1))
+            .build()
+            .unwrap()
+    })
+}
+
+fn on_pool<R: Send>(f: impl FnOnce() -> R + Send) -> R {
+    pool().install(f)
+}
+
+fn config() -> ProptestConfig {
+    ProptestConfig {
+        cases: 48,
+        ..ProptestConfig::default()
+    }
+}
+
+fn small_vec() -> impl Strategy<Value = Vec<i32>> {
+    prop::collection::vec(-1000i32..1000, 0..300)
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    #[test]
+    fn one_to_one_adaptors(v in small_vec(), n in 0usize..320, step in 1usize..7) {
+        on_pool(|| {
+            let seq: Vec<i64> = v.iter().map(|&x| x as i64 * 3).collect();
+            prop_assert_eq!(v.par_iter().map(|&x| x as i64 * 3).collect::<Vec<_>>(), seq);
+            prop_assert_eq!(v.par_iter().copied().collect::<Vec<_>>(), v.clone());
+            prop_assert_eq!(v.par_iter().cloned().collect::<Vec<_>>(), v.clone());
+            let calls = AtomicUsize::new(0);
+            let inspected: Vec<i32> = v
+                .par_iter()
+                .inspect(|_| {
+                    calls.fetch_add(1, Ordering::Relaxed);
+                })
+                .copied()
+                .collect();
+            prop_assert_eq!(inspected, v.clone());
+            prop_assert_eq!(calls.load(Ordering::Relaxed), v.len());
+            prop_assert_eq!(
+                v.par_iter().enumerate().map(|(i, &x)| (i, x)).collect::<Vec<_>>(),
+                v.iter().copied().enumerate().collect::<Vec<_>>()
+            );
+            prop_assert_eq!(v.par_iter().rev().copied().collect::<Vec<_>>(),
+                v.iter().rev().copied().collect::<Vec<_>>());
+            prop_assert_eq!(v.par_iter().skip(n).copied().collect::<Vec<_>>(),
+                v.iter().skip(n).copied().collect::<Vec<_>>());
+            prop_assert_eq!(v.par_iter().take(n).copied().collect::<Vec<_>>(),
+                v.iter().take(n).copied().collect::<Vec<_>>());
+            prop_assert_eq!(v.par_iter().step_by(step).copied().collect::<Vec<_>>(),
+                v.iter().step_by(step).copied().collect::<Vec<_>>());
+            prop_assert_eq!(v.par_iter().with_min_len(step * 10).copied().collect::<Vec<_>>(), v.clone());
+            prop_assert_eq!(v.par_iter().with_max_len(step).copied().collect::<Vec<_>>(), v.clone());
+            // Composition of index-preserving adaptors.
+            prop_assert_eq!(
+                v.par_iter().enumerate().rev().skip(n / 3).step_by(step).take(n)
+                    .map(|(i, &x)| i as i64 + x as i64).collect::<Vec<_>>(),
+                v.iter().enumerate().rev().skip(n / 3).step_by(step).take(n)
+                    .map(|(i, &x)| i as i64 + x as i64).collect::<Vec<_>>()
+            );
+            Ok(())
+        })?;
+    }
+
+    #[test]
+    fn zip_and_chain(a in small_vec(), b in small_vec()) {
+        on_pool(|| {
+            prop_assert_eq!(
+                a.par_iter().zip(&b).map(|(x, y)| x - y).collect::<Vec<_>>(),
+                a.iter().zip(&b).map(|(x, y)| x - y).collect::<Vec<_>>()
+            );
+            prop_assert_eq!(
+                a.par_iter().zip(b.par_iter().rev()).rev().map(|(x, y)| x * 2 + y).collect::<Vec<_>>(),
+                a.iter().zip(b.iter().rev()).rev().map(|(x, y)| x * 2 + y).collect::<Vec<_>>()
+            );
+            let seq: Vec<i32> = a.iter().chain(&b).copied().collect();
+            prop_assert_eq!(a.par_iter().chain(&b).copied().collect::<Vec<_>>(), seq.clone());
+            prop_assert_eq!(
+                a.par_iter().chain(&b).enumerate().rev().map(|(i, &x)| (i, x)).collect::<Vec<_>>(),
+                a.iter().chain(&b).copied().enumerate().collect::<Vec<_>>().into_iter().rev().collect::<Vec<_>>()
+            );
+            // Unindexed chain.
+            prop_assert_eq!(
+                a.par_iter().filter(|x| *x % 2 == 0).chain(b.par_iter().filter(|x| *x % 3 == 0))
+                    .copied().collect::<Vec<_>>(),
+                a.iter().filter(|x| *x % 2 == 0).chain(b.iter().filter(|x| *x % 3 == 0))
+                    .copied().collect::<Vec<_>>()
+            );
+            prop_assert_eq!(
+                a.par_iter().filter(|x| *x % 2 == 0).chain(&b).find_first(|x| **x % 7 == 0),
+                a.iter().filter(|x| *x % 2 == 0).chain(&b).find(|x| **x % 7 == 0)
+            );
+            prop_assert_eq!(
+                a.par_iter().filter(|x| *x % 2 == 0).chain(&b).find_last(|x| **x % 7 == 0),
+                a.iter().filter(|x| *x % 2 == 0).chain(&b).rev().find(|x| **x % 7 == 0)
+            );
+            Ok(())
+        })?;
+    }
+
+    #[test]
+    fn filtering_adaptors(v in small_vec()) {
+        on_pool(|| {
+            prop_assert_eq!(v.par_iter().filter(|&&x| x % 3 == 0).copied().collect::<Vec<_>>(),
+                v.iter().filter(|&&x| x % 3 == 0).copied().collect::<Vec<_>>());
+            prop_assert_eq!(
+                v.par_iter().filter_map(|&x| if x > 0 { Some(x * 2) } else { None }).collect::<Vec<_>>(),
+                v.iter().filter_map(|&x| if x > 0 { Some(x * 2) } else { None }).collect::<Vec<_>>()
+            );
+            prop_assert_eq!(
+                v.par_iter().flat_map_iter(|&x| 0..(x.rem_euclid(4))).collect::<Vec<_>>(),
+                v.iter().flat_map(|&x| 0..(x.rem_euclid(4))).collect::<Vec<_>>()
+            );
+            prop_assert_eq!(
+                v.par_iter().filter(|&&x| x % 2 == 0).map(|&x| x + 1).count(),
+                v.iter().filter(|&&x| x % 2 == 0).count()
+            );
+            Ok(())
+        })?;
+    }
+
+    #[test]
+    fn stateful_adaptors(v in small_vec()) {
+        on_pool(|| {
+            let seq: Vec<i32> = v.iter().map(|x| x + 5).collect();
+            prop_assert_eq!(v.par_iter().map_with(5, |k, &x| x + *k).collect::<Vec<_>>(), seq.clone());
+            prop_assert_eq!(v.par_iter().map_init(|| 5, |k, &x| x + *k).collect::<Vec<_>>(), seq.clone());
+            // The producer paths (indexed adaptors after map_with / map_init).
+            prop_assert_eq!(
+                v.par_iter().map_with(5, |k, &x| x + *k).rev().collect::<Vec<_>>(),
+                seq.iter().rev().copied().collect::<Vec<_>>()
+            );
+            prop_assert_eq!(
+                v.par_iter().map_init(|| 5, |k, &x| x + *k).enumerate().map(|(_, x)| x).collect::<Vec<_>>(),
+                seq.clone()
+            );
+            let total = AtomicUsize::new(0);
+            v.par_iter().for_each_with(3usize, |k, &x| {
+                total.fetch_add(x.unsigned_abs() as usize + *k, Ordering::Relaxed);
+            });
+            prop_assert_eq!(total.swap(0, Ordering::Relaxed),
+                v.iter().map(|x| x.unsigned_abs() as usize + 3).sum::<usize>());
+            v.par_iter().for_each_init(|| 2usize, |k, &x| {
+                total.fetch_add(x.unsigned_abs() as usize * *k, Ordering::Relaxed);
+            });
+            prop_assert_eq!(total.swap(0, Ordering::Relaxed),
+                v.iter().map(|x| x.unsigned_abs() as usize * 2).sum::<usize>());
+            Ok(())
+        })?;
+    }
+
+    #[test]
+    fn arithmetic_consumers(v in small_vec()) {
+        on_pool(|| {
+            prop_assert_eq!(v.par_iter().sum::<i32>(), v.iter().sum::<i32>());
+            prop_assert_eq!(v.par_iter().map(|&x| x as i64).sum::<i64>(), v.iter().map(|&x| x as i64).sum::<i64>());
+            prop_assert_eq!(
+                v.par_iter().map(|&x| Wrapping(x)).product::<Wrapping<i32>>(),
+                v.iter().map(|&x| Wrapping(x)).product::<Wrapping<i32>>()
+            );
+            prop_assert_eq!(v.par_iter().count(), v.len());
+            let sum = AtomicUsize::new(0);
+            v.par_iter().for_each(|&x| {
+                sum.fetch_add(x.unsigned_abs() as usize, Ordering::Relaxed);
+            });
+            prop_assert_eq!(sum.into_inner(), v.iter().map(|x| x.unsigned_abs() as usize).sum::<usize>());
+            Ok(())
+        })?;
+    }
+
+    #[test]
+    fn ordered_reductions(v in small_vec()) {
+        on_pool(|| {
+            // Non-commutative operations must combine in order.
+            let strings: Vec<String> = v.iter().map(|x| format!("{x},")).collect();
+            prop_assert_eq!(
+                strings.par_iter().cloned().reduce(String::new, |a, b| a + &b),
+                strings.concat()
+            );
+            prop_assert_eq!(
+                v.par_iter().map(|&x| vec![x]).reduce_with(|mut a, b| { a.extend(b); a }),
+                if v.is_empty() { None } else { Some(v.clone()) }
+            );
+            let folded: Vec<Vec<i32>> = v.par_iter().fold(Vec::new, |mut acc, &x| { acc.push(x); acc }).collect();
+            prop_assert_eq!(folded.concat(), v.clone());
+            let folded: Vec<i32> = v.par_iter()
+                .fold_with(Vec::new(), |mut acc, &x| { acc.push(x); acc })
+                .reduce(Vec::new, |mut a, b| { a.extend(b); a });
+            prop_assert_eq!(folded, v.clone());
+            // Keys with ties: min keeps the first, max the last.
+            let keyed: Vec<(i32, usize)> = v.iter().enumerate().map(|(i, &x)| (x % 5, i)).collect();
+            prop_assert_eq!(v.par_iter().min(), v.iter().min());
+            prop_assert_eq!(v.par_iter().max(), v.iter().max());
+            prop_assert_eq!(keyed.par_iter().min_by_key(|p| p.0), keyed.iter().min_by_key(|p| p.0));
+            prop_assert_eq!(keyed.par_iter().max_by_key(|p| p.0), keyed.iter().max_by_key(|p| p.0));
+            prop_assert_eq!(keyed.par_iter().min_by(|a, b| a.0.cmp(&b.0)), keyed.iter().min_by(|a, b| a.0.cmp(&b.0)));
+            prop_assert_eq!(keyed.par_iter().max_by(|a, b| a.0.cmp(&b.0)), keyed.iter().max_by(|a, b| a.0.cmp(&b.0)));
+            Ok(())
+        })?;
+    }
+
+    #[test]
+    fn searches(v in small_vec(), m in 2i32..50) {
+        on_pool(|| {
+            let hit = |x: &i32| x % m == 0;
+            prop_assert_eq!(v.par_iter().find_first(|x| hit(x)), v.iter().find(|x| hit(x)));
+            prop_assert_eq!(v.par_iter().find_last(|x| hit(x)), v.iter().rev().find(|x| hit(x)));
+            prop_assert_eq!(v.par_iter().position_first(hit), v.iter().position(hit));
+            prop_assert_eq!(v.par_iter().position_last(hit), v.iter().rposition(hit));
+            let any = v.par_iter().find_any(|x| hit(x));
+            prop_assert_eq!(any.is_some(), v.iter().any(hit));
+            if let Some(x) = any {
+                prop_assert!(hit(x));
+            }
+            match v.par_iter().position_any(hit) {
+                Some(i) => prop_assert!(hit(&v[i])),
+                None => prop_assert!(!v.iter().any(hit)),
+            }
+            prop_assert_eq!(v.par_iter().any(hit), v.iter().any(hit));
+            prop_assert_eq!(v.par_iter().all(|x| !hit(x)), v.iter().all(|x| !hit(x)));
+            let r = v.par_iter().try_for_each(|x| if hit(x) { Err(*x) } else { Ok(()) });
+            match r {
+                Ok(()) => prop_assert!(!v.iter().any(hit)),
+                Err(x) => prop_assert!(hit(&x) && v.contains(&x)),
+            }
+            let r = v.par_iter().try_for_each(|x| if hit(x) { None } else { Some(()) });
+            prop_assert_eq!(r.is_none(), v.iter().any(hit));
+            // Searches after filtering (keys in the underlying index space).
+            prop_assert_eq!(
+                v.par_iter().filter(|x| **x > 0).find_first(|x| hit(x)),
+                v.iter().filter(|x| **x > 0).find(|x| hit(x))
+            );
+            prop_assert_eq!(
+                v.par_iter().flat_map_iter(|&x| [x, x + 1]).find_last(|x| hit(x)),
+                v.iter().flat_map(|&x| [x, x + 1]).rev().find(|x| hit(x))
+            );
+            Ok(())
+        })?;
+    }
+
+    #[test]
+    fn collections(v in small_vec()) {
+        on_pool(|| {
+            let pairs: Vec<(i32, usize)> = v.iter().enumerate().map(|(i, &x)| (x, i)).collect();
+            prop_assert_eq!(pairs.par_iter().copied().collect::<HashMap<_, _>>(),
+                pairs.iter().copied().collect::<HashMap<_, _>>());
+            prop_assert_eq!(pairs.par_iter().copied().collect::<BTreeMap<_, _>>(),
+                pairs.iter().copied().collect::<BTreeMap<_, _>>());
+            prop_assert_eq!(v.par_iter().copied().collect::<HashSet<_>>(), v.iter().copied().collect::<HashSet<_>>());
+            let s: String = v.par_iter().map(|x| x.to_string()).collect();
+            prop_assert_eq!(s, v.iter().map(|x| x.to_string()).collect::<String>());
+            let s: String = v.par_iter().map(|x| char::from(b'a' + x.rem_euclid(26) as u8)).collect();
+            prop_assert_eq!(s, v.iter().map(|x| char::from(b'a' + x.rem_euclid(26) as u8)).collect::<String>());
+            let (a, b): (Vec<i32>, Vec<usize>) = pairs.par_iter().copied().unzip();
+            let (sa, sb): (Vec<i32>, Vec<usize>) = pairs.iter().copied().unzip();
+            prop_assert_eq!((a, b), (sa, sb));
+            let (even, odd): (Vec<i32>, Vec<i32>) = v.par_iter().copied().partition(|x| *x % 2 == 0);
+            let (seven, sodd): (Vec<i32>, Vec<i32>) = v.iter().partition(|x| *x % 2 == 0);
+            prop_assert_eq!((even, odd), (seven, sodd));
+            let mut out = vec![1, 2, 3];
+            v.par_iter().copied().collect_into_vec(&mut out);
+            prop_assert_eq!(&out, &v);
+            out.par_extend(v.par_iter().filter(|x| **x < 0).copied());
+            let mut expected = v.clone();
+            expected.extend(v.iter().filter(|x| **x < 0));
+            prop_assert_eq!(&out, &expected);
+            let ok: Result<Vec<i32>, i32> = v.par_iter().map(|&x| if x < 990 { Ok(x) } else { Err(x) }).collect();
+            let sok: Result<Vec<i32>, i32> = v.iter().map(|&x| if x < 990 { Ok(x) } else { Err(x) }).collect();
+            prop_assert_eq!(ok.is_ok(), sok.is_ok());
+            if let Ok(ok) = ok { prop_assert_eq!(ok, v.clone()); }
+            let opt: Option<Vec<i32>> = v.par_iter().map(|&x| (x < 990).then_some(x)).collect();
+            prop_assert_eq!(opt, v.iter().map(|&x| (x < 990).then_some(x)).collect::<Option<Vec<i32>>>());
+            Ok(())
+        })?;
+    }
+
+    #[test]
+    fn owning_and_mutable_sources(v in small_vec(), size in 1usize..9) {
+        on_pool(|| {
+            let strings: Vec<String> = v.iter().map(|x| x.to_string()).collect();
+            prop_assert_eq!(strings.clone().into_par_iter().collect::<Vec<_>>(), strings.clone());
+            prop_assert_eq!(
+                strings.clone().into_par_iter().rev().skip(3).map(|s| s.len()).collect::<Vec<_>>(),
+                strings.iter().rev().skip(3).map(|s| s.len()).collect::<Vec<_>>()
+            );
+            let mut w = v.clone();
+            w.par_iter_mut().for_each(|x| *x = x.wrapping_mul(3) - 1);
+            prop_assert_eq!(&w, &v.iter().map(|x| x.wrapping_mul(3) - 1).collect::<Vec<_>>());
+            prop_assert_eq!(
+                v.par_chunks(size).map(|c| c.to_vec()).collect::<Vec<_>>(),
+                v.chunks(size).map(|c| c.to_vec()).collect::<Vec<_>>()
+            );
+            prop_assert_eq!(
+                v.par_windows(size).map(|c| c.iter().sum::<i32>()).collect::<Vec<_>>(),
+                v.windows(size).map(|c| c.iter().sum::<i32>()).collect::<Vec<_>>()
+            );
+            let mut w = v.clone();
+            w.par_chunks_mut(size).for_each(|c| c.reverse());
+            let mut expected = v.clone();
+            expected.chunks_mut(size).for_each(|c| c.reverse());
+            prop_assert_eq!(w, expected);
+            let first = v.first().copied();
+            prop_assert_eq!(first.into_par_iter().collect::<Vec<_>>(), first.into_iter().collect::<Vec<_>>());
+            prop_assert_eq!((&first).into_par_iter().count(), first.iter().count());
+            Ok(())
+        })?;
+    }
+
+    #[test]
+    fn integer_ranges(a in -300i64..300, len in 0i64..300) {
+        on_pool(|| {
+            let b = a + len;
+            macro_rules! check {
+                ($($t:ty)*) => {$(
+                    let (lo, hi) = (a.rem_euclid(120) as $t, b.rem_euclid(127) as $t);
+                    prop_assert_eq!((lo..hi).into_par_iter().collect::<Vec<$t>>(), (lo..hi).collect::<Vec<$t>>());
+                    prop_assert_eq!((lo..=hi).into_par_iter().collect::<Vec<$t>>(), (lo..=hi).collect::<Vec<$t>>());
+                    prop_assert_eq!((lo..hi).into_par_iter().map(|x| x as i128).sum::<i128>(),
+                        (lo..hi).map(|x| x as i128).sum::<i128>());
+                    prop_assert_eq!((lo..=hi).into_par_iter().find_last(|x| x % 7 == 3),
+                        (lo..=hi).rev().find(|x| x % 7 == 3));
+                )*};
+            }
+            check!(u8 u16 u32 u64 u128 usize i8 i16 i32 i64 i128 isize);
+            prop_assert_eq!((a..b).into_par_iter().collect::<Vec<_>>(), (a..b).collect::<Vec<_>>());
+            prop_assert_eq!((a as i8..=(b as i8)).into_par_iter().collect::<Vec<_>>(),
+                (a as i8..=(b as i8)).collect::<Vec<_>>());
+            Ok(())
+        })?;
+    }
+
+    #[test]
+    fn nested_loops(n in 0usize..40, m in 0usize..40) {
+        on_pool(|| {
+            let par: Vec<usize> = (0..n).into_par_iter()
+                .map(|i| (0..m).into_par_iter().map(|j| i * j).sum::<usize>())
+                .collect();
+            let seq: Vec<usize> = (0..n).map(|i| (0..m).map(|j| i * j).sum::<usize>()).collect();
+            prop_assert_eq!(par, seq);
+            Ok(())
+        })?;
+    }
+}
+
+#[test]
+fn extreme_ranges() {
+    on_pool(|| {
+        assert_eq!((0..=u8::MAX).into_par_iter().count(), 256);
+        assert_eq!(
+            (i8::MIN..=i8::MAX)
+                .into_par_iter()
+                .map(i32::from)
+                .sum::<i32>(),
+            -128
+        );
+        assert_eq!(
+            (u64::MAX - 3..=u64::MAX)
+                .into_par_iter()
+                .collect::<Vec<_>>(),
+            (u64::MAX - 3..=u64::MAX).collect::<Vec<_>>()
+        );
+        assert_eq!(
+            (usize::MAX - 2..=usize::MAX).into_par_iter().len_hint(),
+            Some(3)
+        );
+        // Longer than usize::MAX: searched, not run to the end.
+        assert_eq!(
+            (0..u128::MAX).into_par_iter().find_first(|&x| x == 1000),
+            Some(1000)
+        );
+        assert_eq!(
+            (i128::MIN..=i128::MAX)
+                .into_par_iter()
+                .find_first(|&x| x > i128::MIN + 5),
+            Some(i128::MIN + 6)
+        );
+        assert!((i128::MIN..=i128::MAX)
+            .into_par_iter()
+            .any(|x| x == i128::MIN + 3));
+        #[allow(clippy::reversed_empty_ranges)]
+        let empty = 5..3i32;
+        assert_eq!(empty.into_par_iter().count(), 0);
+        #[allow(clippy::reversed_empty_ranges)]
+        let empty = 5..=3u64;
+        assert_eq!(empty.into_par_iter().count(), 0);
+    });
+}
+
+/// `opt_len` under its public name, for the test above.
+trait LenHint {
+    fn len_hint(&self) -> Option<usize>;
+}
+impl<I: ParallelIterator> LenHint for I {
+    fn len_hint(&self) -> Option<usize> {
+        self.opt_len()
+    }
+}
+
+#[test]
+fn called_from_outside_any_pool() {
+    // Runs on the global pool.
+    let v: Vec<u64> = (0..10_000u64).into_par_iter().map(|x| x * 2).collect();
+    assert_eq!(v.par_iter().sum::<u64>(), 99_990_000);
+}
+
+#[test]
+fn forced_splits_are_active_in_debug_builds() {
+    // Each split starts a new sequential piece, which calls `init` again.
+    let inits = AtomicUsize::new(0);
+    on_pool(|| {
+        (0..1000)
+            .into_par_iter()
+            .for_each_init(|| inits.fetch_add(1, Ordering::Relaxed), |_, _| ())
+    });
+    if cfg!(debug_assertions) {
+        assert!(inits.load(Ordering::Relaxed) > 10);
+    }
+}

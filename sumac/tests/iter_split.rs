@@ -1,0 +1,250 @@
+//! Exhaustive split-point tests for the indexed producers: for every length up to 12,
+//! every split point (and every pair of split points), processing the pieces in either
+//! order gives the sequential sequence; iterating backwards gives it reversed.
+
+use std::fmt::Debug;
+
+use sumac::iter::plumbing::{Producer, ProducerCallback};
+use sumac::prelude::*;
+
+/// Collects the producer's items, split as described.
+enum Plan {
+    /// No split, forwards.
+    Whole,
+    /// No split, backwards (then reversed back), checking `ExactSizeIterator::len`.
+    Backwards,
+    /// One split at `at`; pieces processed right piece first when `right_first`.
+    One { at: usize, right_first: bool },
+    /// Split at `at`, then the right piece again at `at2`.
+    Two {
+        at: usize,
+        at2: usize,
+        right_first: bool,
+    },
+}
+
+impl<T> ProducerCallback<T> for Plan {
+    type Output = Vec<T>;
+    fn callback<P: Producer<Item = T>>(self, p: P) -> Vec<T> {
+        let n = p.len();
+        match self {
+            Plan::Whole => {
+                let it = p.into_iter();
+                assert_eq!(it.len(), n);
+                it.collect()
+            }
+            Plan::Backwards => {
+                let it = p.into_iter();
+                assert_eq!(it.len(), n);
+                let mut v: Vec<T> = it.rev().collect();
+                v.reverse();
+                v
+            }
+            Plan::One { at, right_first } => {
+                let (l, r) = p.split_at(at);
+                assert_eq!((l.len(), r.len()), (at, n - at));
+                let (lv, rv): (Vec<T>, Vec<T>) = if right_first {
+                    let rv = r.into_iter().collect();
+                    (l.into_iter().collect(), rv)
+                } else {
+                    let lv = l.into_iter().collect();
+                    (lv, r.into_iter().collect())
+                };
+                lv.into_iter().chain(rv).collect()
+            }
+            Plan::Two {
+                at,
+                at2,
+                right_first,
+            } => {
+                let (l, r) = p.split_at(at);
+                let (rl, rr) = r.split_at(at2);
+                assert_eq!((l.len(), rl.len(), rr.len()), (at, at2, n - at - at2));
+                let (a, b, c): (Vec<T>, Vec<T>, Vec<T>) = if right_first {
+                    let c = rr.into_iter().collect();
+                    let b = rl
+                        .into_iter()
+                        .rev()
+                        .collect::<Vec<T>>()
+                        .into_iter()
+                        .rev()
+                        .collect();
+                    (l.into_iter().collect(), b, c)
+                } else {
+                    (
+                        l.into_iter().collect(),
+                        rl.into_iter().collect(),
+                        rr.into_iter().collect(),
+                    )
+                };
+                a.into_iter().chain(b).chain(c).collect()
+            }
+        }
+    }
+}
+
+/// Checks every split of `make()` against `expected`.
+fn check<I, F>(make: F, expected: &[I::Item])
+where
+    F: Fn() -> I,
+    I: IndexedParallelIterator,
+    I::Item: PartialEq + Debug,
+{
+    let n = expected.len();
+    assert_eq!(make().len(), n);
+    assert_eq!(make().with_producer(Plan::Whole), expected);
+    assert_eq!(make().with_producer(Plan::Backwards), expected);
+    for at in 0..=n {
+        for right_first in [false, true] {
+            let got = make().with_producer(Plan::One { at, right_first });
+            assert_eq!(got, expected, "split at {at} (right first: {right_first})");
+            if n <= 16 {
+                for at2 in 0..=n - at {
+                    let got = make().with_producer(Plan::Two {
+                        at,
+                        at2,
+                        right_first,
+                    });
+                    assert_eq!(got, expected, "split at {at} then {at2}");
+                }
+            }
+        }
+    }
+    // The whole loop, through the driver (with forced splits).
+    assert_eq!(make().collect::<Vec<_>>(), expected);
+}
+
+fn setup() {
+    sumac::iter::plumbing::hooks::force_splits(2);
+}
+
+#[test]
+fn ranges() {
+    setup();
+    for n in 0..=12u8 {
+        let e: Vec<u8> = (3..3 + n).collect();
+        check(|| (3..3 + n).into_par_iter(), &e);
+        let e: Vec<i32> = (-5..n as i32 - 5).collect();
+        check(|| (-5..n as i32 - 5).into_par_iter(), &e);
+        let e: Vec<usize> = (0..n as usize).collect();
+        check(|| (0..n as usize).into_par_iter(), &e);
+        let e: Vec<u64> = (u64::MAX - n as u64..u64::MAX).collect();
+        check(|| (u64::MAX - n as u64..u64::MAX).into_par_iter(), &e);
+        let e: Vec<i16> = (1..=n as i16).collect();
+        check(|| (1..=n as i16).into_par_iter(), &e);
+        let e: Vec<u8> = (u8::MAX - n..=u8::MAX).collect();
+        check(|| (u8::MAX - n..=u8::MAX).into_par_iter(), &e);
+        let e: Vec<i8> = (i8::MIN..=i8::MIN + n as i8).collect();
+        check(|| (i8::MIN..=i8::MIN + n as i8).into_par_iter(), &e);
+        let e: Vec<u32> = (10..=9 + n as u32).collect();
+        check(|| (10..=9 + n as u32).into_par_iter(), &e);
+    }
+    let e: Vec<u8> = (0..=u8::MAX).collect();
+    check(|| (0..=u8::MAX).into_par_iter(), &e);
+    let e: Vec<i8> = (i8::MIN..=i8::MAX).collect();
+    check(|| (i8::MIN..=i8::MAX).into_par_iter(), &e);
+}
+
+#[test]
+fn slices_vecs_options() {
+    setup();
+    for n in 0..=12 {
+        let v: Vec<i32> = (0..n).map(|x| x * 10 - 7).collect();
+        let refs: Vec<&i32> = v.iter().collect();
+        check(|| v.par_iter(), &refs);
+        check(
+            || {
+                let w: &mut Vec<i32> = Box::leak(Box::new(v.clone()));
+                w.par_iter_mut().map(|x| *x)
+            },
+            &v,
+        );
+        let strings: Vec<String> = v.iter().map(|x| format!("s{x}")).collect();
+        check(|| strings.clone().into_par_iter(), &strings);
+        for size in 1..=4 {
+            let e: Vec<&[i32]> = v.chunks(size).collect();
+            check(|| v.par_chunks(size), &e);
+            let e: Vec<&[i32]> = v.windows(size).collect();
+            check(|| v.par_windows(size), &e);
+            let e: Vec<Vec<i32>> = v.chunks(size).map(<[i32]>::to_vec).collect();
+            check(
+                || {
+                    let w: &mut Vec<i32> = Box::leak(Box::new(v.clone()));
+                    w.par_chunks_mut(size).map(|c| c.to_vec())
+                },
+                &e,
+            );
+        }
+    }
+    check(|| Some(5).into_par_iter(), &[5]);
+    check(|| None::<i32>.into_par_iter(), &[]);
+}
+
+#[test]
+fn adaptors() {
+    setup();
+    for n in 0..=12usize {
+        let v: Vec<usize> = (0..n).map(|x| x * 3 + 1).collect();
+        let w: Vec<usize> = (0..n + 2).map(|x| x * 5).collect();
+        let e: Vec<(usize, usize)> = v.iter().copied().zip(w.iter().copied()).collect();
+        check(|| v.par_iter().copied().zip(w.par_iter().copied()), &e);
+        check(
+            || w.par_iter().copied().zip(v.par_iter().copied()),
+            &e.iter().map(|&(a, b)| (b, a)).collect::<Vec<_>>(),
+        );
+        let e: Vec<(usize, usize)> = v.iter().copied().enumerate().collect();
+        check(|| v.par_iter().copied().enumerate(), &e);
+        let e: Vec<usize> = v.iter().rev().copied().collect();
+        check(|| v.par_iter().copied().rev(), &e);
+        let e: Vec<(usize, usize)> = v
+            .iter()
+            .copied()
+            .enumerate()
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect();
+        check(|| v.par_iter().copied().enumerate().rev(), &e);
+        for k in 0..=n + 1 {
+            let e: Vec<usize> = v.iter().skip(k).copied().collect();
+            check(|| v.par_iter().copied().skip(k), &e);
+            let e: Vec<usize> = v.iter().take(k).copied().collect();
+            check(|| v.par_iter().copied().take(k), &e);
+        }
+        for step in 1..=4 {
+            let e: Vec<usize> = v.iter().step_by(step).copied().collect();
+            check(|| v.par_iter().copied().step_by(step), &e);
+            let e: Vec<usize> = v.iter().rev().step_by(step).copied().collect();
+            check(|| v.par_iter().copied().rev().step_by(step), &e);
+        }
+        for split in 0..=n {
+            let (a, b) = v.split_at(split);
+            let e: Vec<usize> = a.iter().chain(b.iter().rev()).copied().collect();
+            check(|| a.par_iter().chain(b.par_iter().rev()).copied(), &e);
+        }
+        let e: Vec<usize> = v.iter().map(|x| x + 2).collect();
+        check(|| v.par_iter().map_with(2, |k, x| x + *k), &e);
+        check(|| v.par_iter().map_init(|| 2, |k, x| x + *k), &e);
+        check(|| v.par_iter().map(|x| x + 2).with_min_len(3), &e);
+        check(|| v.par_iter().map(|x| x + 2).with_max_len(2), &e);
+        let strings: Vec<String> = v.iter().map(|x| x.to_string()).collect();
+        let e: Vec<(usize, String)> = strings
+            .iter()
+            .cloned()
+            .enumerate()
+            .skip(1)
+            .step_by(2)
+            .collect();
+        check(
+            || {
+                strings
+                    .clone()
+                    .into_par_iter()
+                    .enumerate()
+                    .skip(1)
+                    .step_by(2)
+            },
+            &e,
+        );
+    }
+}

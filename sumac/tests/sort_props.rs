@@ -1,0 +1,213 @@
+//! The parallel sorts against `slice::sort` / `sort_unstable`: random, sorted, reversed,
+//! all-equal, few-distinct and tiny inputs, stability, and panicking comparators.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use proptest::prelude::*;
+use sumac::prelude::*;
+
+fn pool() -> &'static sumac::ThreadPool {
+    static POOL: OnceLock<sumac::ThreadPool> = OnceLock::new();
+    POOL.get_or_init(|| {
+        sumac::ThreadPoolBuilder::new()
+            .num_threads(4)
+            .heartbeat_interval(Duration::from_micros(1))
+            .build()
+            .unwrap()
+    })
+}
+
+/// A deterministic pseudo-random sequence.
+fn random(n: usize, seed: u64, modulo: u64) -> Vec<u64> {
+    let mut x = seed | 1;
+    (0..n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % modulo
+        })
+        .collect()
+}
+
+fn inputs() -> Vec<(String, Vec<u64>)> {
+    let mut out = Vec::new();
+    for n in [0, 1, 2, 3, 10, 2047, 2048, 2049, 5000, 40_000] {
+        out.push((format!("random {n}"), random(n, 42 + n as u64, u64::MAX)));
+        out.push((format!("few distinct {n}"), random(n, 7, 4)));
+        out.push((format!("sorted {n}"), (0..n as u64).collect()));
+        out.push((format!("reversed {n}"), (0..n as u64).rev().collect()));
+        out.push((format!("all equal {n}"), vec![5; n]));
+        let mut saw: Vec<u64> = (0..n as u64)
+            .map(|i| if i % 2 == 0 { i } else { n as u64 - i })
+            .collect();
+        out.push((format!("sawtooth {n}"), saw.clone()));
+        saw.sort();
+        saw.rotate_left(n / 3);
+        out.push((format!("rotated {n}"), saw));
+    }
+    out
+}
+
+#[test]
+fn sorts_equal_std() {
+    for (name, v) in inputs() {
+        let mut expected = v.clone();
+        expected.sort();
+        for threads_pool in [true, false] {
+            let run = |f: &(dyn Fn(&mut Vec<u64>) + Sync)| {
+                let mut w = v.clone();
+                if threads_pool {
+                    pool().install(|| f(&mut w));
+                } else {
+                    f(&mut w);
+                }
+                w
+            };
+            assert_eq!(run(&|w| w.par_sort()), expected, "par_sort {name}");
+            assert_eq!(
+                run(&|w| w.par_sort_unstable()),
+                expected,
+                "par_sort_unstable {name}"
+            );
+            let mut desc = expected.clone();
+            desc.reverse();
+            assert_eq!(
+                run(&|w| w.par_sort_by(|a, b| b.cmp(a))),
+                desc,
+                "par_sort_by {name}"
+            );
+            assert_eq!(
+                run(&|w| w.par_sort_unstable_by(|a, b| b.cmp(a))),
+                desc,
+                "par_sort_unstable_by {name}"
+            );
+            let mut by_key = v.clone();
+            by_key.sort_by_key(|x| x % 1000);
+            assert_eq!(
+                run(&|w| w.par_sort_by_key(|x| x % 1000)),
+                by_key,
+                "par_sort_by_key {name}"
+            );
+            let mut unstable_key = run(&|w| w.par_sort_unstable_by_key(|x| x % 1000));
+            assert!(
+                unstable_key.windows(2).all(|p| p[0] % 1000 <= p[1] % 1000),
+                "{name}"
+            );
+            unstable_key.sort();
+            assert_eq!(unstable_key, expected, "par_sort_unstable_by_key {name}");
+        }
+    }
+}
+
+#[test]
+fn stable_sort_is_stable() {
+    for n in [100, 3000, 50_000] {
+        for distinct in [2, 10, 1000] {
+            let keys = random(n, n as u64 + distinct, distinct);
+            let pairs: Vec<(u64, usize)> =
+                keys.into_iter().enumerate().map(|(i, k)| (k, i)).collect();
+            let mut expected = pairs.clone();
+            expected.sort_by_key(|p| p.0);
+            let mut got = pairs.clone();
+            pool().install(|| got.par_sort_by_key(|p| p.0));
+            assert_eq!(got, expected);
+            let mut got = pairs.clone();
+            pool().install(|| got.par_sort_by(|a, b| a.0.cmp(&b.0)));
+            assert_eq!(got, expected);
+        }
+    }
+}
+
+#[test]
+fn sorts_strings() {
+    let v: Vec<String> = random(30_000, 3, 100_000)
+        .iter()
+        .map(|x| format!("{x:x}"))
+        .collect();
+    let mut expected = v.clone();
+    expected.sort();
+    let mut a = v.clone();
+    pool().install(|| a.par_sort());
+    assert_eq!(a, expected);
+    let mut b = v;
+    pool().install(|| b.par_sort_unstable());
+    assert_eq!(b, expected);
+}
+
+#[test]
+fn zero_sized_elements() {
+    let mut v = [(); 10_000];
+    v.par_sort();
+    v.par_sort_unstable();
+    assert_eq!(v.len(), 10_000);
+}
+
+/// Sorts with a comparator that panics after `budget` comparisons; afterwards the slice
+/// must hold the same multiset of (heap-allocated) elements.
+fn check_panicking_comparator(n: usize, budget: usize, stable: bool) {
+    let v: Vec<Box<u64>> = random(n, n as u64 + budget as u64, 1000)
+        .into_iter()
+        .map(Box::new)
+        .collect();
+    let mut w = v.clone();
+    let count = AtomicUsize::new(0);
+    #[allow(clippy::borrowed_box)]
+    let compare = |a: &Box<u64>, b: &Box<u64>| {
+        if count.fetch_add(1, Ordering::Relaxed) == budget {
+            panic!("comparator gave up");
+        }
+        a.cmp(b)
+    };
+    let r = catch_unwind(AssertUnwindSafe(|| {
+        pool().install(|| {
+            if stable {
+                w.par_sort_by(compare)
+            } else {
+                w.par_sort_unstable_by(compare)
+            }
+        })
+    }));
+    assert!(r.is_err() || count.load(Ordering::Relaxed) <= budget);
+    let mut before: Vec<u64> = v.iter().map(|b| **b).collect();
+    let mut after: Vec<u64> = w.iter().map(|b| **b).collect();
+    before.sort_unstable();
+    after.sort_unstable();
+    assert_eq!(before, after, "n {n}, budget {budget}, stable {stable}");
+}
+
+#[test]
+fn panicking_comparator_keeps_every_element() {
+    for n in [0, 1, 2, 100, 3000, 20_000] {
+        for budget in [0, 1, 50, 1000, 5000, 30_000, 200_000] {
+            check_panicking_comparator(n, budget, true);
+            check_panicking_comparator(n, budget, false);
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+
+    #[test]
+    fn random_inputs(v in prop::collection::vec(any::<i32>(), 0..12_000), modulo in 1i32..100_000) {
+        let v: Vec<i32> = v.into_iter().map(|x| x % modulo).collect();
+        let mut expected = v.clone();
+        expected.sort();
+        let mut a = v.clone();
+        pool().install(|| a.par_sort());
+        prop_assert_eq!(&a, &expected);
+        let mut b = v.clone();
+        pool().install(|| b.par_sort_unstable());
+        prop_assert_eq!(&b, &expected);
+        let pairs: Vec<(i32, usize)> = v.iter().enumerate().map(|(i, &x)| (x % 17, i)).collect();
+        let mut expected = pairs.clone();
+        expected.sort_by_key(|p| p.0);
+        let mut got = pairs;
+        pool().install(|| got.par_sort_by_key(|p| p.0));
+        prop_assert_eq!(got, expected);
+    }
+}
