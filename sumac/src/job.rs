@@ -65,6 +65,9 @@ pub(crate) struct JobHeader {
     pub(crate) newer: Cell<Option<NonNull<JobHeader>>>,
     /// The hand-off state (see the module documentation).
     pub(crate) share: AtomicU8,
+    /// The heartbeat epoch when the job was recorded: only jobs that have waited through
+    /// a whole heartbeat interval are shared (owner thread only).
+    pub(crate) recorded_at: Cell<u64>,
     /// Where the owner of a [`JoinFrame`] waits: written by the owner whenever the job
     /// leaves `LOCAL` (and not before, to keep the fork path short), read by its runner.
     owner: Cell<MaybeUninit<(NonNull<SharedQueue>, usize)>>,
@@ -78,6 +81,7 @@ impl JobHeader {
             older: Cell::new(None),
             newer: Cell::new(None),
             share: AtomicU8::new(LOCAL),
+            recorded_at: Cell::new(0),
             owner: Cell::new(MaybeUninit::uninit()),
         }
     }

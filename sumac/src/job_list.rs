@@ -122,6 +122,11 @@ impl JobList {
         self.len.set(self.len.get() - 1);
     }
 
+    /// The oldest job, left on the list.
+    pub(crate) fn oldest(&self) -> Option<NonNull<JobHeader>> {
+        self.oldest.get()
+    }
+
     /// Removes and returns the oldest job.
     pub(crate) fn pop_oldest(&self) -> Option<NonNull<JobHeader>> {
         let oldest = self.oldest.get()?;

@@ -88,7 +88,21 @@ where
             Err(payload) => run_after_panic(b, payload),
         };
     }
+    join_recorded(worker, a, b)
+}
+
+/// A fork that goes on the worker's list (kept out of line so that the direct path above
+/// stays a small function with a short prologue).
+#[inline(never)]
+fn join_recorded<A, B, RA, RB>(worker: &WorkerThread, a: A, b: B) -> (RA, RB)
+where
+    A: FnOnce() -> RA + Send,
+    B: FnOnce() -> RB + Send,
+    RA: Send,
+    RB: Send,
+{
     let frame = JoinFrame::new(b);
+    frame.header().recorded_at.set(worker.registry().heartbeat_epoch());
     let job = frame.job_ref();
     // SAFETY: the frame is live until this function returns, and we remove it from the
     // list (or wait for whoever took it) before returning or unwinding.

@@ -22,7 +22,10 @@
 //! completion with a happens-before edge, loom reports the unsynchronised access. A lost
 //! wake-up leaves a thread blocked forever, which loom reports as a deadlock.
 //!
-//! Any change to the production functions mirrored here must be reflected in the mirror.
+//! Every mirror records its steps with [`note`]; when a model fails, the steps of the
+//! failing execution are printed (set `SUMAC_LOOM_PRINT_STEPS=1` to print them all as
+//! they happen). Any change to the production functions mirrored here must be reflected
+//! in the mirror.
 
 use std::panic;
 use std::ptr::NonNull;
@@ -42,13 +45,15 @@ use crate::shared_queue::SharedQueue;
 // Model plumbing
 // ---------------------------------------------------------------------------------------
 
-/// Explores all interleavings of `f`, with a preemption bound (`LOOM_MAX_PREEMPTIONS`
-/// overrides it).
-/// Prints how many executions it explored (visible with `--nocapture`).
-fn model(preemption_bound: usize, f: impl Fn() + Sync + Send + 'static) {
+/// Explores the interleavings of `f`: all of them if `preemption_bound` is `None`, else
+/// those with at most that many preemptions (`LOOM_MAX_PREEMPTIONS` overrides it). The
+/// bounds below keep each model within seconds (the largest, about 30 s) on two cores.
+/// Prints how many executions it explored (see `--nocapture`); if one fails, prints the
+/// steps it took (see [`note`]).
+fn model(preemption_bound: Option<usize>, f: impl Fn() + Sync + Send + 'static) {
     let mut builder = loom::model::Builder::new();
     if builder.preemption_bound.is_none() {
-        builder.preemption_bound = Some(preemption_bound);
+        builder.preemption_bound = preemption_bound;
     }
     let bound = builder.preemption_bound;
     let executions = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
@@ -69,12 +74,13 @@ fn model(preemption_bound: usize, f: impl Fn() + Sync + Send + 'static) {
 /// The steps of the current execution, as recorded by [`note`]; printed if it fails.
 static TRACE: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
 
-/// Records a step of the mirrored protocol in the current execution's trace. (Loom runs
-/// all the model's threads on one OS thread, one at a time, so a std mutex is fine.)
+/// Records a step of the mirrored protocol in the current execution's trace (and prints
+/// it at once if `SUMAC_LOOM_PRINT_STEPS` is set). Loom runs all the model's threads on
+/// one OS thread, one at a time, so a std mutex is fine.
 fn note(event: std::fmt::Arguments<'_>) {
     let thread = format!("{:?}", thread::current().id());
-    if std::env::var_os("LOOM_NOTE_PRINT").is_some() {
-        eprintln!("NOTE {thread}: {event}");
+    if std::env::var_os("SUMAC_LOOM_PRINT_STEPS").is_some() {
+        eprintln!("step {thread}: {event}");
     }
     if let Ok(mut trace) = TRACE.lock() {
         trace.push(format!("{thread}: {event}"));
@@ -165,9 +171,9 @@ fn wait_until(queue: &SharedQueue, index: usize, jobs: &JobList, done: impl Fn()
     }
 }
 
-/// Mirrors `WorkerThread::idle_until` with a single spin round. (The production loop
-/// runs its body at most once: it breaks after the spin or after `sleep`, whatever
-/// `sleep` returns.)
+/// Mirrors `WorkerThread::idle_until` with a single spin round instead of `SPIN_ROUNDS`
+/// (more rounds only repeat the same relaxed loads) and without `enter_idle` /
+/// `leave_idle`.
 fn idle_until(queue: &SharedQueue, index: usize, done: &impl Fn() -> bool) {
     queue.start_searching();
     note(format_args!("worker {index}: idle, searching"));
@@ -346,7 +352,7 @@ fn owner_nested_join(queue: &SharedQueue, index: usize, wanted: usize) {
 /// asleep) until DONE. Covers reclaim racing take.
 #[test]
 fn loom_join_promote_take_once() {
-    model(3, || {
+    model(None, || {
         let queue = Arc::new(SharedQueue::new(2));
         let thief = {
             let queue = Arc::clone(&queue);
@@ -369,7 +375,7 @@ fn loom_join_promote_take_once() {
 /// and termination must reach the right sleepers.
 #[test]
 fn loom_join_promote_idle_worker() {
-    model(3, || {
+    model(Some(4), || {
         let queue = Arc::new(SharedQueue::new(2));
         let terminating = Arc::new(AtomicBool::new(false));
         let thief = spawn_worker(&queue, 1, &terminating);
@@ -406,7 +412,7 @@ fn push_counting_job(queue: &SharedQueue) -> (Arc<LockLatch>, Arc<AtomicUsize>) 
 /// worker, and the job runs exactly once.
 #[test]
 fn loom_sleep_push_wakeup() {
-    model(3, || {
+    model(None, || {
         let queue = Arc::new(SharedQueue::new(1));
         let terminating = Arc::new(AtomicBool::new(false));
         let worker = spawn_worker(&queue, 0, &terminating);
@@ -424,7 +430,7 @@ fn loom_sleep_push_wakeup() {
 /// chain in `take` must get both jobs run (each exactly once).
 #[test]
 fn loom_sleep_push_wakeup_two_workers() {
-    model(2, || {
+    model(Some(2), || {
         let queue = Arc::new(SharedQueue::new(2));
         let terminating = Arc::new(AtomicBool::new(false));
         let workers = [
@@ -452,7 +458,7 @@ fn loom_sleep_push_wakeup_two_workers() {
 /// `LockLatch`, blocks on the latch, and reads the result; a worker takes and runs it.
 #[test]
 fn loom_stack_job_lock_latch() {
-    model(3, || {
+    model(None, || {
         let queue = Arc::new(SharedQueue::new(1));
         let terminating = Arc::new(AtomicBool::new(false));
         let worker = spawn_worker(&queue, 0, &terminating);
@@ -489,7 +495,7 @@ fn loom_stack_job_lock_latch() {
 /// once and every owner returns only after its frame is done.
 #[test]
 fn loom_two_owners_one_thief() {
-    model(2, || {
+    model(Some(2), || {
         let queue = Arc::new(SharedQueue::new(3));
         let terminating = Arc::new(AtomicBool::new(false));
         let thief = spawn_worker(&queue, 2, &terminating);
@@ -510,7 +516,7 @@ fn loom_two_owners_one_thief() {
 #[test]
 fn loom_nested_joins_promoted() {
     for wanted in [1, 2] {
-        model(2, move || {
+        model(Some(3), move || {
             let queue = Arc::new(SharedQueue::new(2));
             let terminating = Arc::new(AtomicBool::new(false));
             let thief = spawn_worker(&queue, 1, &terminating);
@@ -525,18 +531,35 @@ fn loom_nested_joins_promoted() {
 // 5. A searching worker that leaves without taking the job it was counted for
 // ---------------------------------------------------------------------------------------
 
-/// Worker 0 waits for its promoted fork, which worker 1 took; worker 2 sleeps. An outside
-/// thread injects a job while worker 0 is searching, so the push wakes nobody; then
-/// worker 0's wait ends (its fork is DONE) and it returns to its own work *without
-/// taking the injected job*. Workers 0 and 1 going back to long-running work is modelled
-/// by their threads ending: the injected job then stays queued while worker 2 sleeps,
-/// which loom reports as a deadlock. In production the job waits until worker 0 or 1
-/// next looks at the queue (heartbeats do not help: with one idle worker and one queued
-/// job they promote nothing, so nothing pushes and wakes worker 2).
+/// A push wakes a sleeper only if no worker is searching, counting on the searcher to
+/// take the job. But a searcher that is an owner waiting for its fork (in `wait_until`)
+/// re-checks `done()` before `take`, and when its fork completed meanwhile it returns to
+/// its own work without taking the job and without waking anyone. Loom's interleaving:
+///
+/// 1. worker 2 (this thread) finds nothing and sleeps;
+/// 2. worker 0 promotes its fork F; the push wakes worker 2, which takes and runs F
+///    (DONE; `wake(0)` finds worker 0 awake) and goes back to sleep;
+/// 3. worker 0 fails to reclaim F and enters `wait_until`: its first `done()` still
+///    reads TAKEN (no happens-before with worker 2 yet), the queue is empty, so it goes
+///    idle (`searching` = 1) and its spin then sees DONE;
+/// 4. the outside thread pushes job S: `searching` is 1, so nobody is woken;
+/// 5. worker 0 stops searching, sees `done()` and returns to its own work.
+///
+/// S stays queued while worker 2 sleeps. Workers 0 and 1 going back to long-running
+/// work is modelled by their threads ending, so loom reports a deadlock. In production S
+/// waits until worker 0 or 1 next reaches `wait_until` — and heartbeats do not help: with
+/// one idle worker and one queued job, `wanted = idle - queued = 0`, so nobody promotes,
+/// pushes, or wakes worker 2. (The same happens when the push itself wakes worker 0 —
+/// sleepers are woken last-in first-out — and worker 0's fork completes before it runs.)
+///
+/// A fix that this model (with the mirror updated) passes: a worker that idled during a
+/// `wait_until` and then leaves it because `done()` holds calls a new
+/// `SharedQueue::hand_off`, which under the queue lock wakes one sleeper if jobs are
+/// queued and `searching == 0`.
 #[test]
 #[ignore = "demonstrates a stranded job (see the doc comment); fails until fixed"]
 fn loom_stranded_job_after_searcher_leaves() {
-    model(2, || {
+    model(Some(2), || {
         let queue = Arc::new(SharedQueue::new(3));
         let terminating = Arc::new(AtomicBool::new(false));
         let owner = {

@@ -20,10 +20,13 @@
 //! promotion costs a lock and maybe a system call, paid at most about once per interval.
 //!
 //! **Idle workers ask.** A worker that runs out of work raises the heartbeat flag of
-//! every worker at once instead of waiting for the next tick, spins briefly watching the
-//! queue, then sleeps. A worker honours such a request only if it has not promoted in the
-//! last half interval, which keeps the cost of sharing bounded on tiny inputs while a
-//! pool with many busy workers still answers an idle one almost immediately.
+//! every worker at once instead of waiting for the next tick, spins for up to one
+//! interval watching the queue (renewing the request every eighth of an interval, once
+//! for the whole pool), then sleeps. Promotion is rate-limited twice: a worker promotes
+//! at most once per ¾ interval, and the pool as a whole at most once per
+//! `interval / busy workers`. So a lone worker on a tiny, cache-hot input shares at most
+//! once per interval (a stolen piece of such an input costs more than it saves), while a
+//! pool of busy workers can answer an idle one almost at once.
 //!
 //! **Joins whose fork was shared.** If `b` was promoted, the owner first tries to take it
 //! back out of the queue (nobody started it: run it inline). Otherwise it waits for the
@@ -78,6 +81,10 @@ pub(crate) struct Registry {
     idle: CachePadded<AtomicUsize>,
     /// When an idle worker last raised the others' flags (ns since `epoch`).
     last_request_ns: CachePadded<AtomicU64>,
+    /// When a worker last promoted jobs (ns since `epoch`).
+    last_promotion_ns: CachePadded<AtomicU64>,
+    /// Heartbeat ticks so far (written by the heartbeat thread only).
+    epoch_ticks: CachePadded<AtomicU64>,
     epoch: Instant,
     terminating: AtomicBool,
     heartbeat_interval: Duration,
@@ -124,6 +131,8 @@ impl Registry {
             workers,
             idle: CachePadded::new(AtomicUsize::new(0)),
             last_request_ns: CachePadded::new(AtomicU64::new(0)),
+            last_promotion_ns: CachePadded::new(AtomicU64::new(0)),
+            epoch_ticks: CachePadded::new(AtomicU64::new(0)),
             epoch: Instant::now(),
             terminating: AtomicBool::new(false),
             heartbeat_interval: config.heartbeat_interval,
@@ -325,6 +334,28 @@ impl Registry {
         self.raise_heartbeats(me);
     }
 
+    /// The number of heartbeat ticks so far.
+    #[inline]
+    pub(crate) fn heartbeat_epoch(&self) -> u64 {
+        self.epoch_ticks.load(Ordering::Relaxed)
+    }
+
+    /// Claims the pool-wide right to promote now: at most one promotion per
+    /// `interval / busy workers` across the pool. A lone busy worker with a tiny input
+    /// therefore shares at most once per heartbeat interval however many idle workers
+    /// ask (a stolen piece of a tiny, cache-hot input costs its owner far more than it
+    /// saves), while a pool whose workers are all busy with large inputs may promote
+    /// once per interval per worker.
+    fn claim_promotion(&self) -> bool {
+        let now = u64::try_from(self.epoch.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        let busy = self.num_threads().saturating_sub(self.idle.load(Ordering::Relaxed)).max(1);
+        let interval = u64::try_from(self.heartbeat_interval.as_nanos()).unwrap_or(u64::MAX);
+        let spacing = interval / busy as u64;
+        let last = self.last_promotion_ns.load(Ordering::Relaxed);
+        now.saturating_sub(last) >= spacing
+            && self.last_promotion_ns.compare_exchange(last, now, Ordering::Relaxed, Ordering::Relaxed).is_ok()
+    }
+
     /// An idle worker renews its request for work, at most once per `period` for the
     /// whole pool (so that many spinning workers do not keep invalidating the busy
     /// workers' flag lines).
@@ -405,6 +436,8 @@ fn heartbeat_main(registry: &Registry) {
             }
         }
         pause(registry.heartbeat_interval);
+        let ticks = registry.epoch_ticks.load(Ordering::Relaxed);
+        registry.epoch_ticks.store(ticks + 1, Ordering::Relaxed);
         for worker in registry.workers.iter() {
             if !worker.heartbeat.load(Ordering::Relaxed) {
                 worker.heartbeat.store(true, Ordering::Relaxed);
@@ -427,7 +460,7 @@ fn pause(interval: Duration) {
 }
 
 fn worker_main(registry: Arc<Registry>, index: usize) {
-    let promotion_gap = registry.heartbeat_interval / 2;
+    let promotion_gap = registry.heartbeat_interval * 3 / 4;
     let worker = WorkerThread {
         solo: registry.num_threads() == 1,
         jobs: JobList::new(),
@@ -488,25 +521,32 @@ impl WorkerThread {
         let shared = self.shared();
         shared.heartbeat.store(false, Ordering::Relaxed);
         bump(&shared.counters.heartbeats, 1);
-        if self.jobs.is_empty() {
+        let registry = &*self.registry;
+        let epoch = registry.heartbeat_epoch();
+        // Only jobs that waited through a whole interval (two ticks) are worth sharing:
+        // a fork younger than that belongs to work that may finish before a thief could
+        // even start (and a stolen piece of a small, cache-hot input costs its owner
+        // more than it saves).
+        let old_enough = |job: NonNull<JobHeader>| {
+            // SAFETY: jobs on our list are live.
+            unsafe { job.as_ref() }.recorded_at.get().saturating_add(2) <= epoch
+        };
+        if !self.jobs.oldest().is_some_and(old_enough) {
             return;
         }
-        let registry = &*self.registry;
-        let wanted = registry
-            .idle
-            .load(Ordering::Relaxed)
-            .saturating_sub(registry.queue.queued());
+        let wanted = registry.idle.load(Ordering::Relaxed).saturating_sub(registry.queue.queued());
         if wanted == 0 {
             return;
         }
         let now = Instant::now();
-        if now.duration_since(self.last_promotion.get()) < self.promotion_gap {
+        if now.duration_since(self.last_promotion.get()) < self.promotion_gap || !registry.claim_promotion() {
             return;
         }
         self.last_promotion.set(now);
         let mut promoted = 0;
         let oldest_jobs = std::iter::from_fn(|| {
-            let job = self.jobs.pop_oldest()?;
+            let job = self.jobs.oldest().filter(|&job| old_enough(job))?;
+            self.jobs.pop_oldest();
             // SAFETY: a job on our list is live; we own it.
             unsafe { job.as_ref() }.set_owner(&registry.queue, self.index);
             promoted += 1;

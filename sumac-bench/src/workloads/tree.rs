@@ -5,7 +5,8 @@
 use crate::impls::{Ctx, Impl, Join, RayonJoin, SumacJoin};
 use crate::workloads::{SplitMix64, Workload};
 
-/// A tree node, laid out like the Spice/Rayon benchmark's Rust baseline.
+/// A tree node, laid out like the Spice/Rayon benchmark's Rust baseline (allocated in
+/// pre-order like the Spice Zig benchmark: see [`Node::build`]).
 pub struct Node {
     value: i64,
     left: Option<Box<Node>>,
@@ -38,14 +39,30 @@ impl Shape {
 impl Node {
     /// Builds a tree holding the values `from..=to` (`from <= to`) in the given shape.
     pub fn build(from: i64, to: i64, shape: Shape, rng: &mut SplitMix64) -> Node {
+        *Node::build_boxed(from, to, shape, rng)
+    }
+
+    /// Allocates each node *before* its children (pre-order), as the Spice benchmark's
+    /// Zig code does (`allocator.create(Node)`, then the subtrees). The layout matters:
+    /// a left-first traversal of a pre-order tree walks memory upwards, which the
+    /// hardware prefetcher follows; a tree whose nodes are boxed after their children
+    /// (post-order, as in the Spice repository's Rust example) instead favours
+    /// right-first traversals such as Chili's `join`, which runs its second closure
+    /// first. See bench/README.md.
+    fn build_boxed(from: i64, to: i64, shape: Shape, rng: &mut SplitMix64) -> Box<Node> {
         let value = match shape {
             Shape::Balanced => from + (to - from) / 2,
             Shape::LeftDeep => to - (to - from) / 8,
             Shape::Random => from + rng.below((to - from + 1) as u64) as i64,
         };
-        let left = (value > from).then(|| Box::new(Node::build(from, value - 1, shape, rng)));
-        let right = (value < to).then(|| Box::new(Node::build(value + 1, to, shape, rng)));
-        Node { value, left, right }
+        let mut node = Box::new(Node { value, left: None, right: None });
+        if value > from {
+            node.left = Some(Node::build_boxed(from, value - 1, shape, rng));
+        }
+        if value < to {
+            node.right = Some(Node::build_boxed(value + 1, to, shape, rng));
+        }
+        node
     }
 
     /// The tree's depth (a single node has depth 1).

@@ -12,11 +12,21 @@
 //! same loop again, and the results are combined in iteration order:
 //! `reduce(prefix, reduce(left, right))`.
 //!
-//! The block size adapts to the loop body: it grows while a block takes only a few
-//! hundred nanoseconds (so polling costs well under 1% even for a body of one store)
-//! and shrinks when a block takes tens of microseconds (so a loop whose every item
-//! takes a long time is still polled after each item). There is no up-front split and
+//! The block size adapts to the loop body, measured with a cheap clock (the time-stamp
+//! counter on x86_64): the first block is a single item (after a cheap one, the second
+//! block takes up to 1,024 items); blocks then grow (by the factor that brings them to
+//! about 2.5 µs, at most 64x) while they take less than that, and
+//! shrink when they take more than about 20 µs, up to 65,536 items. So polling costs well
+//! under 1% even for a body of one store, while a loop whose every item takes a long time
+//! is still polled after each item. There is no up-front split and
 //! no length-based cutoff.
+//!
+//! When single items are expensive (more than about 10 µs each), the loop goes one step
+//! further: after each item it splits its remaining items at once, so that their upper
+//! half waits as a pending fork (a few stores) while the lower half runs. The pending
+//! forks of such a loop are older than anything the inner parallel loops of its items
+//! fork, so a heartbeat, which promotes the oldest pending fork, splits the outermost
+//! loop that still has iterations left.
 
 use crate::HeartbeatPoll;
 
@@ -174,15 +184,26 @@ impl<T, C: Consumer<T>> ProducerCallback<T> for BridgeCallback<C> {
 const GROW_BELOW: u64 = 6_000;
 /// A block shrinks (/2) when it takes more ticks than this.
 const SHRINK_ABOVE: u64 = 48_000;
+/// When a single item takes more ticks than this (about 10 µs), the loop keeps the rest
+/// of its items as a pending fork while it runs the next ones (see [`drive`]).
+const EAGER_ABOVE: u64 = 4 * GROW_BELOW;
 /// The fastest growth from one block to the next.
 const MAX_GROWTH: u64 = 64;
 /// The largest block.
 const MAX_BLOCK: usize = 1 << 16;
 
+/// After a first block (a single item) that took less than `GROW_BELOW / 16` ticks, the
+/// second block aims at `16 * GROW_BELOW` ticks (about 40 µs), up to this many items: a
+/// 1,000-item loop of cheap items thus runs in two blocks and reads the clock twice.
+const MAX_FIRST_GROWTH: u64 = 1024;
+
 #[inline]
 fn adapt(block: usize, ticks: u64) -> usize {
-    if ticks < GROW_BELOW {
-        let factor = (GROW_BELOW / ticks.max(1)).clamp(2, MAX_GROWTH) as usize;
+    let ticks = ticks.max(1);
+    if block == 1 && ticks < GROW_BELOW / 16 {
+        (16 * GROW_BELOW / ticks).clamp(2, MAX_FIRST_GROWTH) as usize
+    } else if ticks < GROW_BELOW {
+        let factor = (GROW_BELOW / ticks).clamp(2, MAX_GROWTH) as usize;
         block.saturating_mul(factor).min(MAX_BLOCK)
     } else if ticks > SHRINK_ABOVE {
         (block / 2).max(1)
@@ -229,7 +250,19 @@ where
         }
         consumed += n;
         let now = clock::ticks();
-        block = adapt(block, now.wrapping_sub(last));
+        let ticks = now.wrapping_sub(last);
+        if n == 1 && ticks > EAGER_ABOVE && producer.len() / 2 >= min {
+            // Every item is expensive: split the rest now, so that its upper half waits as
+            // a pending fork while the lower half runs. A heartbeat then promotes that
+            // fork (the oldest one of this worker) even while an inner parallel loop of
+            // an item is running: nested loops split the outermost loop first. A fork
+            // costs a few stores, nothing next to an item of this size.
+            let (prefix, rest) = C::detach(folder, consumed);
+            let reducer = rest.to_reducer();
+            let rest = split_join(producer, rest, 1);
+            return reducer.reduce(prefix, rest);
+        }
+        block = adapt(block, ticks);
         last = now;
     }
 }

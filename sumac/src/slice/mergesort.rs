@@ -2,16 +2,22 @@
 //! parallel (the longer run is split at its middle, the other by binary search), with
 //! the standard library's stable `sort_by` for small pieces.
 //!
-//! Panic safety: a merge first copies the two sorted runs into the scratch buffer and
-//! then writes the merged output back into the slice. Until the merge completes, a
-//! guard owns the job of copying the runs back if the comparator panics, so the slice
-//! always ends up holding every element exactly once.
+//! The sorted halves are produced in the other array (slice or scratch buffer) than the
+//! one their merge writes to, so no level copies its input before merging ("ping-pong").
+//!
+//! Panic safety: every call keeps the invariant "if I unwind, my elements are all in the
+//! slice, exactly once". Elements only ever move by bitwise copies between the slice and
+//! the scratch buffer; whenever the real copies sit in the buffer (sorted halves waiting
+//! to be merged back into the slice), a guard copies them back to the slice if the
+//! comparator panics.
 
 use std::cmp::Ordering;
 use std::mem;
 use std::ptr;
+use std::sync::atomic::{AtomicBool, Ordering as AtomicOrdering};
 
-use super::SEQUENTIAL_SORT;
+/// Pieces of at most this many elements are sorted by the standard library's stable sort.
+const SEQUENTIAL_SORT: usize = 8192;
 
 /// Runs of at most this many elements are merged sequentially.
 const SEQUENTIAL_MERGE: usize = 4096;
@@ -21,15 +27,20 @@ where
     T: Send,
     F: Fn(&T, &T) -> Ordering + Sync,
 {
-    if v.len() <= SEQUENTIAL_SORT || mem::size_of::<T>() == 0 {
+    let len = v.len();
+    if len <= SEQUENTIAL_SORT || mem::size_of::<T>() == 0 {
         v.sort_by(compare);
         return;
     }
     // The scratch buffer: capacity for every element, length 0 (it never owns items, so
     // dropping it only frees memory).
-    let mut scratch: Vec<T> = Vec::with_capacity(v.len());
+    let mut scratch: Vec<T> = Vec::with_capacity(len);
     let buf = RawPtr(scratch.as_mut_ptr());
-    crate::in_worker(|| recurse(v, buf, compare));
+    // From here on the slice is only accessed through pointers derived from `root`.
+    let root = RawPtr(v.as_mut_ptr());
+    // SAFETY: `root` points at `len` initialised elements that we hold exclusively (through
+    // `v`), `buf` at room for `len` elements in a separate allocation.
+    crate::in_worker(|| unsafe { recurse(root, len, buf, false, compare) });
     drop(scratch);
 }
 
@@ -60,50 +71,115 @@ impl<T> RawPtr<T> {
     }
 }
 
-/// Sorts `v` using `buf` (room for `v.len()` elements, disjoint from `v`) as scratch.
-fn recurse<T, F>(v: &mut [T], buf: RawPtr<T>, compare: &F)
+/// Sorts the `len` elements at `v`; the sorted result ends up at `v`, or at `buf` when
+/// `into_buf` (then the copies left at `v` are stale).
+///
+/// # Safety
+/// `v` holds `len` initialised elements owned by this call; `buf` has room for `len`
+/// elements and overlaps neither `v` nor any window another task uses. If this call
+/// unwinds, the elements are all at `v` again, each exactly once.
+unsafe fn recurse<T, F>(v: RawPtr<T>, len: usize, buf: RawPtr<T>, into_buf: bool, compare: &F)
 where
     T: Send,
     F: Fn(&T, &T) -> Ordering + Sync,
 {
-    let len = v.len();
     if len <= SEQUENTIAL_SORT {
-        v.sort_by(compare);
+        // SAFETY: the window holds `len` initialised elements that only this call uses.
+        let slice = unsafe { std::slice::from_raw_parts_mut(v.0, len) };
+        // The standard sort leaves a permutation if it unwinds.
+        slice.sort_by(compare);
+        if into_buf {
+            // SAFETY: both windows have room for `len` elements and do not overlap.
+            unsafe { ptr::copy_nonoverlapping(v.0, buf.0, len) };
+        }
         return;
     }
     let mid = len / 2;
-    {
-        let (left, right) = v.split_at_mut(mid);
-        // SAFETY: `mid < len`, and `buf` has room for `len` elements.
-        let right_buf = unsafe { buf.add(mid) };
-        crate::join(
-            || recurse(left, buf, compare),
-            || recurse(right, right_buf, compare),
-        );
-    }
-    if compare(&v[mid - 1], &v[mid]) != Ordering::Greater {
-        return; // Already in order.
-    }
-    let dest = RawPtr(v.as_mut_ptr());
-    // SAFETY: `buf` has room for `len` elements and does not overlap `v`. After the copy
-    // both hold bitwise copies of the elements; the slice's copies are considered moved
-    // out (the merge overwrites them), the buffer's are the real ones until the merge
-    // has written every slot of the slice.
-    unsafe { ptr::copy_nonoverlapping(dest.0, buf.0, len) };
-    let guard = CopyBack {
-        src: buf,
-        dst: dest,
+    // SAFETY: `mid < len`: both pointers stay inside their windows.
+    let (v_right, buf_right) = unsafe { (v.add(mid), buf.add(mid)) };
+    // The halves are sorted into the other array than the one this call ends up in.
+    let halves_into_buf = !into_buf;
+    let done = [AtomicBool::new(false), AtomicBool::new(false)];
+    let restore = RestoreHalves {
+        done: &done,
+        active: halves_into_buf,
+        v,
+        buf,
+        mid,
         len,
     };
-    // SAFETY: `buf[..mid]` and `buf[mid..len]` are sorted runs of initialised elements,
-    // and `dest` has room for `len` elements, disjoint from `buf`.
-    unsafe { merge(buf, mid, buf.add(mid), len - mid, dest, compare) };
-    // Every slot of the slice now holds exactly one element; the buffer's copies are stale.
-    mem::forget(guard);
+    crate::join(
+        || {
+            // SAFETY: the left halves of the windows, disjoint from the right ones.
+            unsafe { recurse(v, mid, buf, halves_into_buf, compare) };
+            done[0].store(true, AtomicOrdering::Relaxed);
+        },
+        || {
+            // SAFETY: the right halves of the windows.
+            unsafe { recurse(v_right, len - mid, buf_right, halves_into_buf, compare) };
+            done[1].store(true, AtomicOrdering::Relaxed);
+        },
+    );
+    mem::forget(restore);
+
+    let (src, dest) = if halves_into_buf { (buf, v) } else { (v, buf) };
+    // While the real elements sit in the buffer, a panic must copy them back.
+    let copy_back = CopyBack {
+        src: buf,
+        dst: v,
+        len: if halves_into_buf { len } else { 0 },
+    };
+    // SAFETY: `src` holds the two sorted runs (`mid` and `len - mid` initialised elements)
+    // and `dest` has room for `len` elements in the other, non-overlapping, array.
+    unsafe {
+        let (left_last, right_first) = (&*src.0.add(mid - 1), &*src.0.add(mid));
+        if compare(left_last, right_first) != Ordering::Greater {
+            // Already in order.
+            ptr::copy_nonoverlapping(src.0, dest.0, len);
+        } else {
+            merge(src, mid, src.add(mid), len - mid, dest, compare);
+        }
+    }
+    // The merged elements are at `dest`: at `v` (done), or at `buf` (the caller's job).
+    mem::forget(copy_back);
 }
 
-/// On unwinding out of a merge, copies the runs back from the scratch buffer, so the
-/// slice holds every element exactly once again.
+/// On unwinding out of the sorting of two halves into the buffer, copies the halves
+/// that completed back to the slice (a half that unwound put its elements back itself).
+struct RestoreHalves<'a, T> {
+    done: &'a [AtomicBool; 2],
+    active: bool,
+    v: RawPtr<T>,
+    buf: RawPtr<T>,
+    mid: usize,
+    len: usize,
+}
+
+impl<T> Drop for RestoreHalves<'_, T> {
+    fn drop(&mut self) {
+        if !self.active {
+            return;
+        }
+        // SAFETY: a completed half's real elements are in its buffer window; both windows
+        // have room for them and do not overlap; every task has finished (`join` waits
+        // for both sides before propagating a panic).
+        unsafe {
+            if self.done[0].load(AtomicOrdering::Relaxed) {
+                ptr::copy_nonoverlapping(self.buf.0, self.v.0, self.mid);
+            }
+            if self.done[1].load(AtomicOrdering::Relaxed) {
+                ptr::copy_nonoverlapping(
+                    self.buf.0.add(self.mid),
+                    self.v.0.add(self.mid),
+                    self.len - self.mid,
+                );
+            }
+        }
+    }
+}
+
+/// On unwinding out of a merge from the buffer into the slice, copies the runs back
+/// from the buffer, so the slice holds every element exactly once again.
 struct CopyBack<T> {
     src: RawPtr<T>,
     dst: RawPtr<T>,
@@ -216,11 +292,8 @@ unsafe fn merge_sequential<T, F>(
             let src = if take_right { b } else { a };
             ptr::copy_nonoverlapping(src, dest.0.add(k), 1);
             k += 1;
-            if take_right {
-                j += 1;
-            } else {
-                i += 1;
-            }
+            j += usize::from(take_right);
+            i += usize::from(!take_right);
         }
         ptr::copy_nonoverlapping(left.0.add(i), dest.0.add(k), left_len - i);
         k += left_len - i;

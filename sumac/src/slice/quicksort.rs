@@ -1,8 +1,8 @@
 //! Parallel unstable sort: quicksort with a median-of-three / ninther pivot, the two
 //! partitions sorted with `join`, equal-to-pivot runs peeled off, and the standard
 //! library's `sort_unstable_by` for small pieces and for pieces that partition badly too
-//! often. Only safe code: the slice is rearranged by swaps, so it always holds every
-//! element exactly once, even when the comparator panics.
+//! often. The slice is only ever rearranged by swaps, so it always holds every element
+//! exactly once, even when the comparator panics.
 
 use std::cmp::Ordering;
 
@@ -67,11 +67,19 @@ where
 /// satisfy `pred`, and the boundary advances when it did. Only swaps, so a panic in
 /// `pred` leaves a permutation.
 fn partition<T>(v: &mut [T], pred: impl Fn(&T) -> bool) -> usize {
+    let len = v.len();
+    let base = v.as_mut_ptr();
     let mut store = 0;
-    for i in 0..v.len() {
-        let goes_left = pred(&v[i]);
-        v.swap(store, i);
-        store += usize::from(goes_left);
+    for i in 0..len {
+        // SAFETY: `store <= i < len`, so both pointers are in bounds of `v`, which this
+        // function borrows mutably; `pred` gets a shared reference that ends before the
+        // swap; `ptr::swap` allows `store == i`. A panic in `pred` leaves `v` a
+        // permutation of its elements (only whole swaps happen).
+        unsafe {
+            let goes_left = pred(&*base.add(i));
+            std::ptr::swap(base.add(store), base.add(i));
+            store += usize::from(goes_left);
+        }
     }
     store
 }
