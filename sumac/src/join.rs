@@ -102,7 +102,10 @@ where
     RB: Send,
 {
     let frame = JoinFrame::new(b);
-    frame.header().recorded_at.set(worker.registry().heartbeat_epoch());
+    frame
+        .header()
+        .recorded_at
+        .set(worker.registry().heartbeat_epoch());
     let job = frame.job_ref();
     // SAFETY: the frame is live until this function returns, and we remove it from the
     // list (or wait for whoever took it) before returning or unwinding.

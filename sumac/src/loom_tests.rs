@@ -144,9 +144,13 @@ fn promote(queue: &SharedQueue, index: usize, jobs: &JobList, wanted: usize) {
 
 /// Mirrors `WorkerThread::wait_until`.
 fn wait_until(queue: &SharedQueue, index: usize, jobs: &JobList, done: impl Fn() -> bool) {
+    let mut idled = false;
     loop {
         if done() {
             note(format_args!("worker {index}: wait over"));
+            if idled {
+                queue.hand_off();
+            }
             return;
         }
         if let Some(job) = jobs.pop_newest() {
@@ -168,6 +172,7 @@ fn wait_until(queue: &SharedQueue, index: usize, jobs: &JobList, done: impl Fn()
             continue;
         }
         idle_until(queue, index, &done);
+        idled = true;
     }
 }
 
@@ -552,12 +557,10 @@ fn loom_nested_joins_promoted() {
 /// pushes, or wakes worker 2. (The same happens when the push itself wakes worker 0 —
 /// sleepers are woken last-in first-out — and worker 0's fork completes before it runs.)
 ///
-/// A fix that this model (with the mirror updated) passes: a worker that idled during a
-/// `wait_until` and then leaves it because `done()` holds calls a new
-/// `SharedQueue::hand_off`, which under the queue lock wakes one sleeper if jobs are
-/// queued and `searching == 0`.
+/// The fix, which this model checks: a worker that idled during a `wait_until` and then
+/// leaves it because `done()` holds calls `SharedQueue::hand_off`, which under the queue
+/// lock wakes one sleeper if jobs are queued and `searching == 0`.
 #[test]
-#[ignore = "demonstrates a stranded job (see the doc comment); fails until fixed"]
 fn loom_stranded_job_after_searcher_leaves() {
     model(Some(2), || {
         let queue = Arc::new(SharedQueue::new(3));

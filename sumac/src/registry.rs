@@ -348,12 +348,18 @@ impl Registry {
     /// once per interval per worker.
     fn claim_promotion(&self) -> bool {
         let now = u64::try_from(self.epoch.elapsed().as_nanos()).unwrap_or(u64::MAX);
-        let busy = self.num_threads().saturating_sub(self.idle.load(Ordering::Relaxed)).max(1);
+        let busy = self
+            .num_threads()
+            .saturating_sub(self.idle.load(Ordering::Relaxed))
+            .max(1);
         let interval = u64::try_from(self.heartbeat_interval.as_nanos()).unwrap_or(u64::MAX);
         let spacing = interval / busy as u64;
         let last = self.last_promotion_ns.load(Ordering::Relaxed);
         now.saturating_sub(last) >= spacing
-            && self.last_promotion_ns.compare_exchange(last, now, Ordering::Relaxed, Ordering::Relaxed).is_ok()
+            && self
+                .last_promotion_ns
+                .compare_exchange(last, now, Ordering::Relaxed, Ordering::Relaxed)
+                .is_ok()
     }
 
     /// An idle worker renews its request for work, at most once per `period` for the
@@ -534,12 +540,17 @@ impl WorkerThread {
         if !self.jobs.oldest().is_some_and(old_enough) {
             return;
         }
-        let wanted = registry.idle.load(Ordering::Relaxed).saturating_sub(registry.queue.queued());
+        let wanted = registry
+            .idle
+            .load(Ordering::Relaxed)
+            .saturating_sub(registry.queue.queued());
         if wanted == 0 {
             return;
         }
         let now = Instant::now();
-        if now.duration_since(self.last_promotion.get()) < self.promotion_gap || !registry.claim_promotion() {
+        if now.duration_since(self.last_promotion.get()) < self.promotion_gap
+            || !registry.claim_promotion()
+        {
             return;
         }
         self.last_promotion.set(now);
@@ -564,8 +575,13 @@ impl WorkerThread {
     /// when there are none. `done` must become true only through another thread's action
     /// that is followed by a [`SharedQueue::wake`] of this worker (or by termination).
     pub(crate) fn wait_until(&self, done: impl Fn() -> bool) {
+        let mut idled = false;
         loop {
             if done() {
+                if idled {
+                    // Pushes that saw us searching woke nobody: pass their jobs on.
+                    self.registry.queue.hand_off();
+                }
                 return;
             }
             if let Some(job) = self.jobs.pop_newest() {
@@ -584,6 +600,7 @@ impl WorkerThread {
                 continue;
             }
             self.idle_until(&done);
+            idled = true;
         }
     }
 

@@ -147,6 +147,17 @@ impl SharedQueue {
         true
     }
 
+    /// Called by a worker that searched for work during a wait and leaves the wait
+    /// without taking a job (its own fork finished meanwhile): a push may have counted on
+    /// it and woken nobody, so wake a sleeper if jobs are queued and nobody else searches.
+    /// Checked under the lock, where pushes decide whom to wake.
+    pub(crate) fn hand_off(&self) {
+        let mut state = sync::lock(&self.state);
+        if !state.jobs.is_empty() && self.searching.load(Ordering::SeqCst) == 0 {
+            self.wake_one(&mut state);
+        }
+    }
+
     /// Wakes worker `index` if it is asleep.
     pub(crate) fn wake(&self, index: usize) {
         let mut state = sync::lock(&self.state);

@@ -55,7 +55,11 @@ impl Node {
             Shape::LeftDeep => to - (to - from) / 8,
             Shape::Random => from + rng.below((to - from + 1) as u64) as i64,
         };
-        let mut node = Box::new(Node { value, left: None, right: None });
+        let mut node = Box::new(Node {
+            value,
+            left: None,
+            right: None,
+        });
         if value > from {
             node.left = Some(Node::build_boxed(from, value - 1, shape, rng));
         }
