@@ -10,7 +10,7 @@ use crate::registry::{self, WorkerThread};
 /// fork, so forks made while this many older ones are waiting would not be shared
 /// anyway: they run as two direct calls, with nothing recorded. Each time a recorded
 /// fork is joined or shared, the next fork is recorded again.
-pub(crate) const MAX_RECORDED_FORKS: usize = 4;
+pub(crate) const MAX_RECORDED_FORKS: usize = 3;
 
 /// Runs `a` and `b`, potentially in parallel, and returns both results.
 ///
