@@ -49,6 +49,10 @@ pub(crate) const DONE: u8 = 3;
 /// The owner took the job back out of the queue before anyone started it.
 pub(crate) const RECLAIMED: u8 = 4;
 
+/// `JobHeader::recorded_at` of a fork known to be big (a loop's measured half): share it
+/// at the next heartbeat, without waiting or rate limits.
+pub(crate) const SHARE_AT_ONCE: u64 = u64::MAX;
+
 /// A panic payload, as carried from the thread that caught it to the one that re-raises it.
 pub(crate) type PanicPayload = Box<dyn Any + Send + 'static>;
 

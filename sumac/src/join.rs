@@ -3,7 +3,7 @@
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::Ordering;
 
-use crate::job::{JoinFrame, PanicPayload, DONE, LOCAL, QUEUED};
+use crate::job::{JoinFrame, PanicPayload, DONE, LOCAL, QUEUED, SHARE_AT_ONCE};
 use crate::registry::{self, WorkerThread};
 
 /// How many un-run forks a worker keeps on its list. A heartbeat shares the *oldest*
@@ -57,19 +57,38 @@ where
     RA: Send,
     RB: Send,
 {
+    join_hinted(a, b, false)
+}
+
+/// [`join`] for a caller that knows `b` is big (a parallel loop splitting off half of
+/// its remaining iterations, whose cost it measured): with `b_is_big`, a heartbeat may
+/// share `b` at once instead of only after it waited through a whole interval.
+#[inline(always)]
+pub(crate) fn join_hinted<A, B, RA, RB>(a: A, b: B, b_is_big: bool) -> (RA, RB)
+where
+    A: FnOnce() -> RA + Send,
+    B: FnOnce() -> RB + Send,
+    RA: Send,
+    RB: Send,
+{
     let current = WorkerThread::current();
     if current.is_null() {
-        registry::in_worker(|worker| join_on_worker(worker, a, b))
+        registry::in_worker(|worker| join_on_worker(worker, a, b, b_is_big))
     } else {
         // SAFETY: a non-null thread-local pointer refers to this thread's live worker.
-        join_on_worker(unsafe { &*current }, a, b)
+        join_on_worker(unsafe { &*current }, a, b, b_is_big)
     }
 }
 
 /// The fork path: `b` goes on this worker's private list, `a` runs, and `b` runs inline
 /// unless it was shared.
 #[inline(always)]
-pub(crate) fn join_on_worker<A, B, RA, RB>(worker: &WorkerThread, a: A, b: B) -> (RA, RB)
+pub(crate) fn join_on_worker<A, B, RA, RB>(
+    worker: &WorkerThread,
+    a: A,
+    b: B,
+    b_is_big: bool,
+) -> (RA, RB)
 where
     A: FnOnce() -> RA + Send,
     B: FnOnce() -> RB + Send,
@@ -88,13 +107,13 @@ where
             Err(payload) => run_after_panic(b, payload),
         };
     }
-    join_recorded(worker, a, b)
+    join_recorded(worker, a, b, b_is_big)
 }
 
 /// A fork that goes on the worker's list (kept out of line so that the direct path above
 /// stays a small function with a short prologue).
 #[inline(never)]
-fn join_recorded<A, B, RA, RB>(worker: &WorkerThread, a: A, b: B) -> (RA, RB)
+fn join_recorded<A, B, RA, RB>(worker: &WorkerThread, a: A, b: B, b_is_big: bool) -> (RA, RB)
 where
     A: FnOnce() -> RA + Send,
     B: FnOnce() -> RB + Send,
@@ -102,10 +121,13 @@ where
     RB: Send,
 {
     let frame = JoinFrame::new(b);
-    frame
-        .header()
-        .recorded_at
-        .set(worker.registry().heartbeat_epoch());
+    // A big `b` may be shared at the next heartbeat (see `WorkerThread::on_heartbeat`).
+    let recorded_at = if b_is_big {
+        SHARE_AT_ONCE
+    } else {
+        worker.registry().heartbeat_epoch()
+    };
+    frame.header().recorded_at.set(recorded_at);
     let job = frame.job_ref();
     // SAFETY: the frame is live until this function returns, and we remove it from the
     // list (or wait for whoever took it) before returning or unwinding.

@@ -22,11 +22,15 @@
 //! **Idle workers ask.** A worker that runs out of work raises the heartbeat flag of
 //! every worker at once instead of waiting for the next tick, spins for up to one
 //! interval watching the queue (renewing the request every eighth of an interval, once
-//! for the whole pool), then sleeps. Promotion is rate-limited twice: a worker promotes
-//! at most once per ¾ interval, and the pool as a whole at most once per
-//! `interval / busy workers`. So a lone worker on a tiny, cache-hot input shares at most
-//! once per interval (a stolen piece of such an input costs more than it saves), while a
-//! pool of busy workers can answer an idle one almost at once.
+//! for the whole pool), then sleeps.
+//!
+//! **Only old (or known-big) forks are shared.** Every fork is stamped with the pool's
+//! heartbeat tick count; a fork is shared only after two ticks, i.e. after it waited
+//! through a whole interval, so work shorter than a heartbeat is never split (a stolen
+//! piece of a tiny, cache-hot input costs more than it saves). A parallel loop that has
+//! timed its iterations marks a half worth sharing at once (`SHARE_AT_ONCE`). Sharing
+//! forks of unknown size is also rate-limited: once per ¾ interval per worker and once
+//! per `interval / busy workers` per pool.
 //!
 //! **Joins whose fork was shared.** If `b` was promoted, the owner first tries to take it
 //! back out of the queue (nobody started it: run it inline). Otherwise it waits for the
@@ -47,7 +51,7 @@ use std::time::{Duration, Instant};
 
 use crossbeam_utils::CachePadded;
 
-use crate::job::{JobHeader, JobRef, PanicPayload, StackJob, TAKEN};
+use crate::job::{JobHeader, JobRef, PanicPayload, StackJob, SHARE_AT_ONCE, TAKEN};
 use crate::job_list::JobList;
 use crate::latch::{LockLatch, WorkerLatch};
 use crate::pool::{PanicHandler, ThreadPoolBuildError, ThreadPoolBuilder};
@@ -535,11 +539,12 @@ impl WorkerThread {
         // more than it saves).
         let old_enough = |job: NonNull<JobHeader>| {
             // SAFETY: jobs on our list are live.
-            unsafe { job.as_ref() }.recorded_at.get().saturating_add(2) <= epoch
+            let recorded_at = unsafe { job.as_ref() }.recorded_at.get();
+            recorded_at == SHARE_AT_ONCE || recorded_at.saturating_add(2) <= epoch
         };
-        if !self.jobs.oldest().is_some_and(old_enough) {
+        let Some(oldest) = self.jobs.oldest().filter(|&job| old_enough(job)) else {
             return;
-        }
+        };
         let wanted = registry
             .idle
             .load(Ordering::Relaxed)
@@ -547,9 +552,15 @@ impl WorkerThread {
         if wanted == 0 {
             return;
         }
+        // Forks of unknown size are shared at most once per ¾ interval per worker and
+        // once per `interval / busy` per pool; a fork known to be big (a loop's measured
+        // half) goes at once.
+        // SAFETY: `oldest` is on our list, hence live.
+        let known_big = unsafe { oldest.as_ref() }.recorded_at.get() == SHARE_AT_ONCE;
         let now = Instant::now();
-        if now.duration_since(self.last_promotion.get()) < self.promotion_gap
-            || !registry.claim_promotion()
+        if !known_big
+            && (now.duration_since(self.last_promotion.get()) < self.promotion_gap
+                || !registry.claim_promotion())
         {
             return;
         }

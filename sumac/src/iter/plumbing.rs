@@ -221,7 +221,7 @@ where
     let min = producer.min_len().max(1);
     let len = producer.len();
     if len > producer.max_len() && len / 2 >= min {
-        return split_join(producer, consumer, block);
+        return split_join(producer, consumer, block, false);
     }
     if consumer.full() {
         return consumer.into_folder().complete();
@@ -233,12 +233,15 @@ where
     let poll = HeartbeatPoll::current();
     let mut consumed = 0usize;
     let mut last = clock::ticks();
+    // Clock ticks per item of the last block, in 1/1024ths (0 until a block was timed).
+    let mut ticks_per_item_1024 = 0u64;
     loop {
         let len = producer.len();
         if (poll.pending() || hooks::force_split()) && len / 2 >= min {
+            let big = upper_half_is_big(len, ticks_per_item_1024);
             let (prefix, rest) = C::detach(folder, consumed);
             let reducer = rest.to_reducer();
-            let rest = split_join(producer, rest, block);
+            let rest = split_join(producer, rest, block, big);
             return reducer.reduce(prefix, rest);
         }
         let n = hooks::block_size(block).min(len);
@@ -251,15 +254,17 @@ where
         consumed += n;
         let now = clock::ticks();
         let ticks = now.wrapping_sub(last);
+        ticks_per_item_1024 = ticks.saturating_mul(1024) / n as u64;
         if n == 1 && ticks > EAGER_ABOVE && producer.len() / 2 >= min {
             // Every item is expensive: split the rest now, so that its upper half waits as
             // a pending fork while the lower half runs. A heartbeat then promotes that
             // fork (the oldest one of this worker) even while an inner parallel loop of
             // an item is running: nested loops split the outermost loop first. A fork
             // costs a few stores, nothing next to an item of this size.
+            let big = upper_half_is_big(producer.len(), ticks_per_item_1024);
             let (prefix, rest) = C::detach(folder, consumed);
             let reducer = rest.to_reducer();
-            let rest = split_join(producer, rest, 1);
+            let rest = split_join(producer, rest, 1, big);
             return reducer.reduce(prefix, rest);
         }
         block = adapt(block, ticks);
@@ -267,8 +272,21 @@ where
     }
 }
 
-/// Splits the remaining work at its midpoint and runs both halves with [`crate::join`].
-fn split_join<P, C>(producer: P, consumer: C, block: usize) -> C::Result
+/// Clock ticks of work (about 40 µs on a 2.5 GHz time-stamp counter) above which the
+/// upper half of a split is worth handing to an idle worker at the very next heartbeat,
+/// rather than only after it waited through a whole heartbeat interval (the scheduler's
+/// rule for forks whose size it cannot know).
+const SHARE_AT_ONCE_ABOVE: u64 = 100_000;
+
+/// Whether the upper half of `len` remaining items, at the measured cost per item, is
+/// worth sharing at once.
+fn upper_half_is_big(len: usize, ticks_per_item_1024: u64) -> bool {
+    (len as u64 / 2).saturating_mul(ticks_per_item_1024) / 1024 >= SHARE_AT_ONCE_ABOVE
+}
+
+/// Splits the remaining work at its midpoint and runs both halves with [`crate::join`]
+/// (telling it whether the upper half is big enough to share at once).
+fn split_join<P, C>(producer: P, consumer: C, block: usize, upper_is_big: bool) -> C::Result
 where
     P: Producer,
     C: Consumer<P::Item>,
@@ -277,9 +295,10 @@ where
     let (left_p, right_p) = producer.split_at(mid);
     let reducer = consumer.to_reducer();
     let (left_c, right_c) = consumer.split_at(mid);
-    let (left, right) = crate::join(
+    let (left, right) = crate::join::join_hinted(
         move || drive(left_p, left_c, block),
         move || drive(right_p, right_c, block),
+        upper_is_big,
     );
     reducer.reduce(left, right)
 }
