@@ -77,6 +77,15 @@ struct HeartbeatPark {
     signal: Condvar,
 }
 
+impl HeartbeatPark {
+    /// Wakes the heartbeat thread if it waits (taking the lock it checks its condition
+    /// under, so that the wake-up cannot fall between its check and its wait).
+    fn notify(&self) {
+        let _guard = self.lock.lock().unwrap_or_else(PoisonError::into_inner);
+        self.signal.notify_all();
+    }
+}
+
 /// A pool's shared state.
 pub(crate) struct Registry {
     pub(crate) queue: SharedQueue,
@@ -300,12 +309,7 @@ impl Registry {
     pub(crate) fn terminate(&self) {
         self.terminating.store(true, Ordering::SeqCst);
         self.queue.wake_all();
-        let _guard = self
-            .heartbeat_park
-            .lock
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        self.heartbeat_park.signal.notify_all();
+        self.heartbeat_park.notify();
     }
 
     /// Joins the pool's threads, unless called from one of them (then they are detached).
@@ -408,12 +412,7 @@ impl Registry {
 
     fn unpark_heartbeat(&self) {
         if self.heartbeat_park.parked.load(Ordering::SeqCst) {
-            let _guard = self
-                .heartbeat_park
-                .lock
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner);
-            self.heartbeat_park.signal.notify_all();
+            self.heartbeat_park.notify();
         }
     }
 }

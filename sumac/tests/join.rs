@@ -135,9 +135,9 @@ fn nested_panicking_join(depth: u32, round: usize, counter: &AtomicUsize) -> u64
     let (a, b) = sumac::join(
         || {
             if depth == 0 {
-                // Run long enough (many 1 µs heartbeats) for the older siblings to be
-                // shared before the panic.
-                std::hint::black_box(fib_seq(22));
+                // Fork for a while (many 1 µs heartbeats, each polled by a fork) so that
+                // the older siblings, waiting all along, get shared before the panic.
+                std::hint::black_box(fib(20));
                 panic!("inline closure panics");
             }
             nested_panicking_join(depth - 1, round, counter)
