@@ -1,23 +1,14 @@
 //! Drop accounting when closures panic midway (every item dropped exactly once: no leak,
 //! no double drop), and panic propagation from `for_each`, `map` and `reduce`.
+mod common;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::OnceLock;
-use std::time::Duration;
 
 use sumac::prelude::*;
 
 fn pool() -> &'static sumac::ThreadPool {
-    static POOL: OnceLock<sumac::ThreadPool> = OnceLock::new();
-    POOL.get_or_init(|| {
-        sumac::iter::plumbing::hooks::force_splits(3);
-        sumac::ThreadPoolBuilder::new()
-            .num_threads(4)
-            .heartbeat_interval(Duration::from_micros(1))
-            .build()
-            .unwrap()
-    })
+    common::forced_split_pool()
 }
 
 /// Counts, per id, how many times an item was dropped.

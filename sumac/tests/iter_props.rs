@@ -1,26 +1,17 @@
 //! Every parallel adaptor and consumer against its sequential `std::iter` twin, on a
 //! 4-thread pool with a 1 µs heartbeat and forced extra splits (so pieces are split,
 //! folded and reduced in every way).
+mod common;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::num::Wrapping;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::OnceLock;
-use std::time::Duration;
 
 use proptest::prelude::*;
 use sumac::prelude::*;
 
 fn pool() -> &'static sumac::ThreadPool {
-    static POOL: OnceLock<sumac::ThreadPool> = OnceLock::new();
-    POOL.get_or_init(|| {
-        sumac::iter::plumbing::hooks::force_splits(3);
-        sumac::ThreadPoolBuilder::new()
-            .num_threads(4)
-            .heartbeat_interval(Duration::from_micros(1))
-            .build()
-            .unwrap()
-    })
+    common::forced_split_pool()
 }
 
 fn on_pool<R: Send>(f: impl FnOnce() -> R + Send) -> R {

@@ -15,6 +15,16 @@ pub fn stress_pool(threads: usize) -> sumac::ThreadPool {
         .expect("build stress pool")
 }
 
+/// A shared 4-thread pool with a 1 µs heartbeat in which parallel loops are also forced
+/// to split every few items (debug builds), for the iterator property tests.
+pub fn forced_split_pool() -> &'static sumac::ThreadPool {
+    static POOL: std::sync::OnceLock<sumac::ThreadPool> = std::sync::OnceLock::new();
+    POOL.get_or_init(|| {
+        sumac::iter::plumbing::hooks::force_splits(3);
+        stress_pool(4)
+    })
+}
+
 /// Plain fork-join fibonacci.
 pub fn fib(n: u64) -> u64 {
     if n < 2 {
