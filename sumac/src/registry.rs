@@ -10,7 +10,9 @@
 //! atomic read-modify-write, no allocation, no lock. It then polls the worker's
 //! heartbeat flag (one relaxed load and a cold branch), runs `a`, and if the frame is
 //! still on the list, unlinks it and calls `b` inline as an ordinary, inlinable call.
-//! Nobody but the owner ever looks at the list.
+//! Nobody but the owner ever looks at the list. Since heartbeats share the *oldest*
+//! forks, a worker records a fork only while fewer than `MAX_RECORDED_FORKS` (3) wait on
+//! its list; other forks, and every fork of a one-thread pool, are two direct calls.
 //!
 //! **Heartbeats share the oldest fork.** The heartbeat thread sets every busy worker's
 //! flag once per interval (default 100 µs) — but only while some worker is idle and some
