@@ -237,7 +237,12 @@ where
     let mut ticks_per_item_1024 = 0u64;
     loop {
         let len = producer.len();
-        if (poll.pending() || hooks::force_split()) && len / 2 >= min {
+        // A heartbeat that arrives before the first block was timed waits for that
+        // block: split now and the upper half's size would be unknown, so the scheduler
+        // could share it only after a whole interval (LU's pivot steps, each shorter
+        // than an interval, were then never shared on time).
+        let heartbeat = poll.pending() && ticks_per_item_1024 > 0;
+        if (heartbeat || hooks::force_split()) && len / 2 >= min {
             let big = upper_half_is_big(len, ticks_per_item_1024);
             let (prefix, rest) = C::detach(folder, consumed);
             let reducer = rest.to_reducer();
@@ -272,11 +277,15 @@ where
     }
 }
 
-/// Clock ticks of work (about 40 µs on a 2.5 GHz time-stamp counter) above which the
+/// Clock ticks of work (about 10 µs on a 2.5 GHz time-stamp counter) above which the
 /// upper half of a split is worth handing to an idle worker at the very next heartbeat,
 /// rather than only after it waited through a whole heartbeat interval (the scheduler's
-/// rule for forks whose size it cannot know).
-const SHARE_AT_ONCE_ABOVE: u64 = 100_000;
+/// rule for forks whose size it cannot know). An idle worker that asked for work is
+/// usually still spinning and starts such a half within a microsecond or two; if it
+/// does not, the owner takes the half back. On the 2-core VM, LU 700 (pivot steps of
+/// 3-150 µs) went from 0.9-1.0x to 0.7x the sequential time at 2 threads when this
+/// dropped from 40 µs to 10 µs and a loop timed its first block before splitting.
+const SHARE_AT_ONCE_ABOVE: u64 = 25_000;
 
 /// Whether the upper half of `len` remaining items, at the measured cost per item, is
 /// worth sharing at once.
