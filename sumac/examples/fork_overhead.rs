@@ -1,6 +1,12 @@
-//! Measures the cost of a fork: the Spice tree-sum with `join` per node against plain
-//! recursion, on one pool per thread count. `cargo run --release --example fork_overhead`
-//! (the full comparison with Rayon and Chili lives in `sumac-bench`).
+//! Measures the cost of a fork on a noisy machine: the Spice tree-sum with `join` per node
+//! against plain recursion, *interleaved* sample by sample on the same worker thread, so
+//! that a slow phase of the machine slows both sides of a pair alike. Reports, per pool
+//! size, the median of the per-pair ratios. (`sumac-bench` runs each implementation's
+//! samples one after the other, which is what a side-by-side comparison with Rayon and
+//! Chili needs; this example isolates sumac against sequential code.)
+//!
+//! `cargo run --release -p sumac --example fork_overhead -- [NODES[,NODES...]] [THREADS...]`
+//! (default: 1000,10000000 nodes on 1 and 2 threads), then fib(30) with a join per call.
 use std::hint::black_box;
 use std::time::Instant;
 
@@ -10,48 +16,45 @@ struct Node {
     right: Option<Box<Node>>,
 }
 
-fn build(from: i64, to: i64) -> Option<Box<Node>> {
-    if from > to {
-        return None;
+/// The balanced tree holding `from..=to`, each node allocated before its children (as in
+/// `sumac-bench`).
+fn build(from: i64, to: i64) -> Box<Node> {
+    let value = from + (to - from) / 2;
+    let mut node = Box::new(Node {
+        value,
+        left: None,
+        right: None,
+    });
+    if value > from {
+        node.left = Some(build(from, value - 1));
     }
-    let mid = from + (to - from) / 2;
-    Some(Box::new(Node {
-        value: mid,
-        left: build(from, mid - 1),
-        right: build(mid + 1, to),
-    }))
+    if value < to {
+        node.right = Some(build(value + 1, to));
+    }
+    node
 }
 
 fn sum_seq(node: &Node) -> i64 {
     let mut total = node.value;
     if let Some(left) = &node.left {
-        total += sum_seq(left);
+        total = total.wrapping_add(sum_seq(left));
     }
     if let Some(right) = &node.right {
-        total += sum_seq(right);
+        total = total.wrapping_add(sum_seq(right));
     }
     total
 }
 
 fn sum_join(node: &Node) -> i64 {
-    let (left, right) = sumac::join(
-        || node.left.as_deref().map_or(0, sum_join),
-        || node.right.as_deref().map_or(0, sum_join),
-    );
-    node.value + left + right
-}
-
-fn time_per_node(nodes: i64, run: impl Fn() -> i64) -> f64 {
-    let reps = (20_000_000 / nodes).max(1);
-    let mut best = f64::MAX;
-    for _ in 0..7 {
-        let start = Instant::now();
-        for _ in 0..reps {
-            black_box(run());
+    let value = node.value;
+    match (&node.left, &node.right) {
+        (Some(left), Some(right)) => {
+            let (l, r) = sumac::join(|| sum_join(left), || sum_join(right));
+            value.wrapping_add(l).wrapping_add(r)
         }
-        best = best.min(start.elapsed().as_nanos() as f64 / (reps * nodes) as f64);
+        (Some(child), None) | (None, Some(child)) => value.wrapping_add(sum_join(child)),
+        (None, None) => value,
     }
-    best
 }
 
 fn fib(n: u64) -> u64 {
@@ -70,8 +73,21 @@ fn fib_seq(n: u64) -> u64 {
     }
 }
 
-/// Usage: `fork_overhead [NODES[,NODES...]] [THREADS...]` (default: 1000,10000000 nodes on
-/// 1 and 2 threads), then fib(30) with a join per call.
+/// Nanoseconds per call of `run`, averaged over `reps` calls.
+fn sample(reps: usize, run: &dyn Fn() -> i64) -> f64 {
+    let start = Instant::now();
+    for _ in 0..reps {
+        black_box(run());
+    }
+    start.elapsed().as_nanos() as f64 / reps as f64
+}
+
+fn median(values: &mut [f64]) -> f64 {
+    values.sort_by(f64::total_cmp);
+    values[values.len() / 2]
+}
+
+/// Usage: `fork_overhead [NODES[,NODES...]] [THREADS...]`.
 fn main() {
     let mut args = std::env::args().skip(1);
     let sizes: Vec<i64> = match args.next() {
@@ -112,24 +128,35 @@ fn main() {
         );
     }
     for nodes in sizes {
-        let tree = build(1, nodes).unwrap();
+        let tree = build(1, nodes);
         let expected = sum_seq(&tree);
-        let seq = time_per_node(nodes, || sum_seq(black_box(&tree)));
-        println!("{nodes:>10} nodes  seq        {seq:7.3} ns/node");
+        let reps = (2_000_000 / nodes as usize).max(1);
+        let pairs = if nodes >= 1_000_000 { 30 } else { 200 };
         for &n in &threads {
             let pool = sumac::ThreadPoolBuilder::new()
                 .num_threads(n)
                 .build()
                 .unwrap();
             let before = pool.stats();
-            let per_node = pool.install(|| {
+            let (mut seq, mut par, mut ratios) = pool.install(|| {
                 assert_eq!(sum_join(&tree), expected);
-                time_per_node(nodes, || sum_join(black_box(&tree)))
+                let mut seq = Vec::with_capacity(pairs);
+                let mut par = Vec::with_capacity(pairs);
+                for _ in 0..pairs {
+                    seq.push(sample(reps, &|| sum_seq(black_box(&tree))));
+                    par.push(sample(reps, &|| sum_join(black_box(&tree))));
+                }
+                let ratios: Vec<f64> = par.iter().zip(&seq).map(|(p, s)| p / s).collect();
+                (seq, par, ratios)
             });
             let delta = pool.stats().since(&before).total();
+            let per_node = |ns: f64| ns / nodes as f64;
             println!(
-                "{nodes:>10} nodes  sumac x{n:<2}  {per_node:7.3} ns/node  ({:.3}x seq; promotions {}, shared {})",
-                per_node / seq,
+                "{nodes:>10} nodes  x{n:<2}  seq {:.3} ns/node, sumac {:.3} ns/node (medians of {pairs}); \
+                 median pair ratio {:.3}x seq (promotions {}, shared {})",
+                per_node(median(&mut seq)),
+                per_node(median(&mut par)),
+                median(&mut ratios),
                 delta.promotions,
                 delta.shared_jobs_run
             );
