@@ -446,7 +446,10 @@ fn heartbeat_main(registry: &Registry) {
                 park.parked.store(false, Ordering::SeqCst);
             }
         }
-        pause(registry.heartbeat_interval);
+        pause(registry);
+        if registry.is_terminating() {
+            return;
+        }
         let ticks = registry.epoch_ticks.load(Ordering::Relaxed);
         registry.epoch_ticks.store(ticks + 1, Ordering::Relaxed);
         for worker in registry.workers.iter() {
@@ -457,16 +460,32 @@ fn heartbeat_main(registry: &Registry) {
     }
 }
 
-/// Waits about `interval`. OS sleeps are only accurate to tens of microseconds, so very
-/// short intervals (used by stress tests) yield in a loop instead.
-fn pause(interval: Duration) {
-    if interval >= Duration::from_micros(50) {
-        thread::sleep(interval);
-    } else {
-        let deadline = Instant::now() + interval;
+/// Waits about one heartbeat interval. OS sleeps are only accurate to tens of
+/// microseconds, so very short intervals (used by stress tests) yield in a loop instead.
+/// Longer waits happen on
+/// the parking condition variable, so that dropping the pool does not wait out a long
+/// interval (other notifications on it do not shorten the wait).
+fn pause(registry: &Registry) {
+    let interval = registry.heartbeat_interval;
+    let deadline = Instant::now() + interval;
+    if interval < Duration::from_micros(50) {
         while Instant::now() < deadline {
             thread::yield_now();
         }
+        return;
+    }
+    let park = &registry.heartbeat_park;
+    let mut guard = park.lock.lock().unwrap_or_else(PoisonError::into_inner);
+    loop {
+        let now = Instant::now();
+        if now >= deadline || registry.is_terminating() {
+            return;
+        }
+        guard = park
+            .signal
+            .wait_timeout(guard, deadline - now)
+            .unwrap_or_else(PoisonError::into_inner)
+            .0;
     }
 }
 

@@ -41,6 +41,34 @@ fn a_long_loop_spreads_over_workers() {
     assert!(pool.stats().total().promotions > 0);
 }
 
+/// With a 10-second heartbeat no fork ever ages into being shared during this test, so
+/// the loop can only spread because it timed its iterations and marked its upper halves
+/// as worth sharing at once, when the idle workers asked for work.
+#[test]
+fn a_timed_loop_is_shared_without_waiting_for_the_heartbeat() {
+    let pool = sumac::ThreadPoolBuilder::new()
+        .num_threads(2)
+        .heartbeat_interval(Duration::from_secs(10))
+        .build()
+        .unwrap();
+    for _attempt in 0..20 {
+        let threads: HashSet<Option<usize>> = pool.install(|| {
+            (0..200)
+                .into_par_iter()
+                .map(|_| {
+                    spin(50);
+                    sumac::current_thread_index()
+                })
+                .collect()
+        });
+        if threads.len() > 1 {
+            assert!(pool.stats().total().promotions > 0);
+            return;
+        }
+    }
+    panic!("a 10 ms loop never reached the idle worker in 20 attempts");
+}
+
 #[test]
 fn order_is_kept_under_heartbeat_splits() {
     let pool = pool(4);

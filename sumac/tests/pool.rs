@@ -182,6 +182,27 @@ fn dropping_pools_joins_their_threads() {
     );
 }
 
+/// The heartbeat thread waits out its interval on a condition variable that dropping
+/// the pool signals: with an hour-long interval, a drop that slept through it would
+/// hang (the 60-second limit only turns such a hang into a failure).
+#[test]
+fn dropping_a_pool_does_not_wait_out_a_long_heartbeat() {
+    let pool = ThreadPoolBuilder::new()
+        .num_threads(2)
+        .heartbeat_interval(Duration::from_secs(3600))
+        .build()
+        .unwrap();
+    // One worker busy and one idle: the heartbeat thread starts waiting out an interval.
+    pool.install(|| std::thread::sleep(Duration::from_millis(20)));
+    let (dropped, done) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        drop(pool);
+        dropped.send(()).unwrap();
+    });
+    done.recv_timeout(Duration::from_secs(60))
+        .expect("dropping the pool waited for its heartbeat interval");
+}
+
 #[test]
 fn dropping_a_pool_runs_queued_spawns_first() {
     let count = Arc::new(AtomicUsize::new(0));

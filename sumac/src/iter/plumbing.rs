@@ -235,13 +235,14 @@ where
     let mut last = clock::ticks();
     // Clock ticks per item of the last block, in 1/1024ths (0 until a block was timed).
     let mut ticks_per_item_1024 = 0u64;
+    let mut timed_a_block = false;
     loop {
         let len = producer.len();
         // A heartbeat that arrives before the first block was timed waits for that
         // block: split now and the upper half's size would be unknown, so the scheduler
         // could share it only after a whole interval (LU's pivot steps, each shorter
         // than an interval, were then never shared on time).
-        let heartbeat = poll.pending() && ticks_per_item_1024 > 0;
+        let heartbeat = timed_a_block && poll.pending();
         if (heartbeat || hooks::force_split()) && len / 2 >= min {
             let big = upper_half_is_big(len, ticks_per_item_1024);
             let (prefix, rest) = C::detach(folder, consumed);
@@ -260,6 +261,7 @@ where
         let now = clock::ticks();
         let ticks = now.wrapping_sub(last);
         ticks_per_item_1024 = ticks.saturating_mul(1024) / n as u64;
+        timed_a_block = true;
         if n == 1 && ticks > EAGER_ABOVE && producer.len() / 2 >= min {
             // Every item is expensive: split the rest now, so that its upper half waits as
             // a pending fork while the lower half runs. A heartbeat then promotes that
