@@ -77,8 +77,15 @@ impl ThreadPoolBuilder {
         Self::default()
     }
 
-    /// The number of worker threads; `0` (the default) means one per available core
-    /// (as reported by [`std::thread::available_parallelism`]), as in Rayon.
+    /// The number of worker threads. `0` (the default) chooses automatically, as in Rayon:
+    /// the `SUMAC_NUM_THREADS` environment variable if it holds a positive number (the
+    /// counterpart of `RAYON_NUM_THREADS`), else one thread per available core (as
+    /// reported by [`std::thread::available_parallelism`]).
+    ///
+    /// ```
+    /// let pool = sumac::ThreadPoolBuilder::new().num_threads(3).build().unwrap();
+    /// assert_eq!(pool.current_num_threads(), 3);
+    /// ```
     pub fn num_threads(mut self, num_threads: usize) -> Self {
         self.num_threads = num_threads;
         self
@@ -170,7 +177,7 @@ impl ThreadPoolBuilder {
             });
         }
         let num_threads = match self.num_threads {
-            0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            0 => default_num_threads(),
             n => n,
         };
         Ok(Config {
@@ -183,6 +190,17 @@ impl ThreadPoolBuilder {
             panic_handler: self.panic_handler,
         })
     }
+}
+
+/// The thread count `num_threads(0)` stands for: `SUMAC_NUM_THREADS` if it holds a
+/// positive number, else one per available core. (Rayon also ignores a malformed
+/// `RAYON_NUM_THREADS`.)
+fn default_num_threads() -> usize {
+    std::env::var("SUMAC_NUM_THREADS")
+        .ok()
+        .and_then(|value| value.trim().parse::<usize>().ok())
+        .filter(|&n| n > 0)
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
 /// Why a pool could not be built.
