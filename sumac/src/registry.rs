@@ -462,14 +462,14 @@ fn heartbeat_main(registry: &Registry) {
 
 /// Waits about one heartbeat interval. OS sleeps are only accurate to tens of
 /// microseconds, so very short intervals (used by stress tests) yield in a loop instead.
-/// Longer waits happen on
-/// the parking condition variable, so that dropping the pool does not wait out a long
-/// interval (other notifications on it do not shorten the wait).
+/// Longer waits happen on the parking condition variable, so that dropping the pool does
+/// not wait out a long interval (other notifications on it do not shorten the wait). An
+/// interval too long to add to the clock (`Duration::MAX`) waits until the pool ends.
 fn pause(registry: &Registry) {
     let interval = registry.heartbeat_interval;
-    let deadline = Instant::now() + interval;
+    let deadline = Instant::now().checked_add(interval);
     if interval < Duration::from_micros(50) {
-        while Instant::now() < deadline {
+        while deadline.is_some_and(|deadline| Instant::now() < deadline) {
             thread::yield_now();
         }
         return;
@@ -477,26 +477,41 @@ fn pause(registry: &Registry) {
     let park = &registry.heartbeat_park;
     let mut guard = park.lock.lock().unwrap_or_else(PoisonError::into_inner);
     loop {
-        let now = Instant::now();
-        if now >= deadline || registry.is_terminating() {
+        if registry.is_terminating() {
             return;
         }
-        guard = park
-            .signal
-            .wait_timeout(guard, deadline - now)
-            .unwrap_or_else(PoisonError::into_inner)
-            .0;
+        guard = match deadline {
+            Some(deadline) => {
+                let now = Instant::now();
+                if now >= deadline {
+                    return;
+                }
+                park.signal
+                    .wait_timeout(guard, deadline - now)
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .0
+            }
+            None => park
+                .signal
+                .wait(guard)
+                .unwrap_or_else(PoisonError::into_inner),
+        };
     }
 }
 
 fn worker_main(registry: Arc<Registry>, index: usize) {
-    let promotion_gap = registry.heartbeat_interval * 3 / 4;
+    // Divided first, so that a huge interval (`Duration::MAX`) cannot overflow.
+    let promotion_gap = registry.heartbeat_interval / 4 * 3;
     let worker = WorkerThread {
         solo: registry.num_threads() == 1,
         jobs: JobList::new(),
         shared: NonNull::from(&*registry.workers[index]),
         index,
-        last_promotion: Cell::new(Instant::now() - promotion_gap),
+        last_promotion: Cell::new(
+            Instant::now()
+                .checked_sub(promotion_gap)
+                .unwrap_or_else(Instant::now),
+        ),
         promotion_gap,
         registry,
     };

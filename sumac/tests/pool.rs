@@ -203,6 +203,35 @@ fn dropping_a_pool_does_not_wait_out_a_long_heartbeat() {
         .expect("dropping the pool waited for its heartbeat interval");
 }
 
+/// `Duration::MAX` means "never tick": the pool still runs everything (idle workers'
+/// requests still share work) and shuts down, instead of overflowing a clock addition.
+#[test]
+fn a_heartbeat_that_never_ticks_still_works() {
+    let pool = ThreadPoolBuilder::new()
+        .num_threads(3)
+        .heartbeat_interval(Duration::MAX)
+        .build()
+        .unwrap();
+    assert_eq!(pool.install(|| fib(25)), fib_seq(25));
+    let total = AtomicUsize::new(0);
+    pool.scope(|s| {
+        for i in 0..100 {
+            let total = &total;
+            s.spawn(move |_| {
+                total.fetch_add(i, Ordering::Relaxed);
+            });
+        }
+    });
+    assert_eq!(total.load(Ordering::Relaxed), 4950);
+    let (dropped, done) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        drop(pool);
+        dropped.send(()).unwrap();
+    });
+    done.recv_timeout(Duration::from_secs(60))
+        .expect("dropping the pool hung");
+}
+
 #[test]
 fn dropping_a_pool_runs_queued_spawns_first() {
     let count = Arc::new(AtomicUsize::new(0));
