@@ -109,6 +109,16 @@ where
     registry::in_worker(|_| op())
 }
 
+/// [`in_worker`] for an algorithm with a better sequential version: `op` learns whether
+/// the worker's pool has a single thread, where nothing could ever run in parallel.
+pub(crate) fn in_worker_single_aware<OP, R>(op: OP) -> R
+where
+    OP: FnOnce(bool) -> R + Send,
+    R: Send,
+{
+    registry::in_worker(|worker| op(worker.solo))
+}
+
 /// A cheap handle on the current worker's heartbeat flag, for loops that split their
 /// remaining iterations when a heartbeat asks for work (crate-internal).
 #[allow(dead_code)]

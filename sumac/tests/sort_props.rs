@@ -211,3 +211,25 @@ proptest! {
         prop_assert_eq!(got, expected);
     }
 }
+
+/// A one-thread pool hands the sorts to the standard library: same results, and the
+/// stable sort stays stable.
+#[test]
+fn one_thread_pools_sort_like_the_standard_library() {
+    let pool = sumac::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .unwrap();
+    let keys = random(40_000, 9, 50);
+    let mut pairs: Vec<(u64, usize)> = keys.iter().copied().zip(0..).collect();
+    let mut expected = pairs.clone();
+    expected.sort_by_key(|&(key, _)| key);
+    pool.install(|| pairs.par_sort_by_key(|&(key, _)| key));
+    assert_eq!(pairs, expected);
+
+    let mut values = random(40_000, 11, u64::MAX);
+    let mut expected = values.clone();
+    expected.sort_unstable();
+    pool.install(|| values.par_sort_unstable());
+    assert_eq!(values, expected);
+}

@@ -32,16 +32,24 @@ where
         v.sort_by(compare);
         return;
     }
-    // The scratch buffer: capacity for every element, length 0 (it never owns items, so
-    // dropping it only frees memory).
-    let mut scratch: Vec<T> = Vec::with_capacity(len);
-    let buf = RawPtr(scratch.as_mut_ptr());
-    // From here on the slice is only accessed through pointers derived from `root`.
-    let root = RawPtr(v.as_mut_ptr());
-    // SAFETY: `root` points at `len` initialised elements that we hold exclusively (through
-    // `v`), `buf` at room for `len` elements in a separate allocation.
-    crate::in_worker(|| unsafe { recurse(root, len, buf, false, compare) });
-    drop(scratch);
+    crate::in_worker_single_aware(|single_thread| {
+        if single_thread {
+            // A one-thread pool runs the standard library's sort: the merge passes of
+            // the parallel algorithm could never pay off there.
+            v.sort_by(compare);
+            return;
+        }
+        // The scratch buffer: capacity for every element, length 0 (it never owns items,
+        // so dropping it only frees memory).
+        let mut scratch: Vec<T> = Vec::with_capacity(len);
+        let buf = RawPtr(scratch.as_mut_ptr());
+        // From here on the slice is only accessed through pointers derived from `root`.
+        let root = RawPtr(v.as_mut_ptr());
+        // SAFETY: `root` points at `len` initialised elements that we hold exclusively
+        // (through `v`), `buf` at room for `len` elements in a separate allocation.
+        unsafe { recurse(root, len, buf, false, compare) };
+        drop(scratch);
+    });
 }
 
 /// A raw pointer into the scratch buffer or the slice, movable across threads: each

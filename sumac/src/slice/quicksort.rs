@@ -18,7 +18,15 @@ where
         return;
     }
     let limit = usize::BITS - v.len().leading_zeros();
-    crate::in_worker(|| recurse(v, compare, limit));
+    // A one-thread pool runs the standard library's sort: the parallel algorithm's extra
+    // partitioning work could never pay off there.
+    crate::in_worker_single_aware(|single_thread| {
+        if single_thread {
+            v.sort_unstable_by(compare);
+        } else {
+            recurse(v, compare, limit);
+        }
+    });
 }
 
 fn recurse<T, F>(v: &mut [T], compare: &F, mut limit: u32)
