@@ -14,6 +14,9 @@ use crate::{join, scope, spawn, Scope};
 /// The type of a pool's panic handler.
 pub(crate) type PanicHandler = dyn Fn(Box<dyn Any + Send>) + Send + Sync;
 
+/// The type of a pool's start and exit handlers (called with the worker's index).
+pub(crate) type ThreadHandler = dyn Fn(usize) + Send + Sync;
+
 /// The default heartbeat interval: how often a busy worker shares its oldest fork.
 pub const DEFAULT_HEARTBEAT_INTERVAL: Duration = Duration::from_micros(100);
 
@@ -35,6 +38,8 @@ pub struct ThreadPoolBuilder {
     stack_size: Option<usize>,
     thread_name: Option<Box<dyn FnMut(usize) -> String>>,
     panic_handler: Option<Box<PanicHandler>>,
+    start_handler: Option<Box<ThreadHandler>>,
+    exit_handler: Option<Box<ThreadHandler>>,
 }
 
 impl Default for ThreadPoolBuilder {
@@ -45,6 +50,8 @@ impl Default for ThreadPoolBuilder {
             stack_size: None,
             thread_name: None,
             panic_handler: None,
+            start_handler: None,
+            exit_handler: None,
         }
     }
 }
@@ -57,6 +64,8 @@ impl fmt::Debug for ThreadPoolBuilder {
             .field("stack_size", &self.stack_size)
             .field("thread_name", &self.thread_name.is_some())
             .field("panic_handler", &self.panic_handler.is_some())
+            .field("start_handler", &self.start_handler.is_some())
+            .field("exit_handler", &self.exit_handler.is_some())
             .finish()
     }
 }
@@ -68,6 +77,8 @@ pub(crate) struct Config {
     pub(crate) stack_size: Option<usize>,
     pub(crate) thread_name: Box<dyn FnMut(usize) -> String>,
     pub(crate) panic_handler: Option<Box<PanicHandler>>,
+    pub(crate) start_handler: Option<Box<ThreadHandler>>,
+    pub(crate) exit_handler: Option<Box<ThreadHandler>>,
 }
 
 impl ThreadPoolBuilder {
@@ -114,8 +125,9 @@ impl ThreadPoolBuilder {
         self
     }
 
-    /// What to do with the panic of a `spawn`ed job. Without a handler the process
-    /// aborts (as in Rayon), because nobody could otherwise observe the panic.
+    /// What to do with the panic of a `spawn`ed job (or of a start or exit handler).
+    /// Without a handler the process aborts (as in Rayon), because nobody could otherwise
+    /// observe the panic.
     ///
     /// ```
     /// use std::sync::atomic::{AtomicUsize, Ordering};
@@ -138,6 +150,63 @@ impl ThreadPoolBuilder {
         H: Fn(Box<dyn Any + Send>) + Send + Sync + 'static,
     {
         self.panic_handler = Some(Box::new(handler));
+        self
+    }
+
+    /// Called on each worker thread when it starts, with its index, before it runs any
+    /// job (inside, [`current_thread_index`](crate::current_thread_index) already
+    /// answers). A panic in it goes to the [panic handler](Self::panic_handler) (no
+    /// handler: abort), and the worker then starts normally.
+    ///
+    /// ```
+    /// use std::sync::atomic::{AtomicUsize, Ordering};
+    /// use std::sync::Arc;
+    /// let started = Arc::new(AtomicUsize::new(0));
+    /// let counter = Arc::clone(&started);
+    /// let pool = sumac::ThreadPoolBuilder::new()
+    ///     .num_threads(3)
+    ///     .start_handler(move |index| {
+    ///         assert_eq!(sumac::current_thread_index(), Some(index));
+    ///         counter.fetch_add(1, Ordering::SeqCst);
+    ///     })
+    ///     .build()
+    ///     .unwrap();
+    /// pool.install(|| ()); // at least one worker is up
+    /// drop(pool); // joins all three
+    /// assert_eq!(started.load(Ordering::SeqCst), 3);
+    /// ```
+    pub fn start_handler<H>(mut self, handler: H) -> Self
+    where
+        H: Fn(usize) + Send + Sync + 'static,
+    {
+        self.start_handler = Some(Box::new(handler));
+        self
+    }
+
+    /// Called on each worker thread with its index when the pool shuts down, after the
+    /// worker ran its last job. Panics are handled as for
+    /// [`start_handler`](Self::start_handler).
+    ///
+    /// ```
+    /// use std::sync::atomic::{AtomicUsize, Ordering};
+    /// use std::sync::Arc;
+    /// let exited = Arc::new(AtomicUsize::new(0));
+    /// let counter = Arc::clone(&exited);
+    /// let pool = sumac::ThreadPoolBuilder::new()
+    ///     .num_threads(2)
+    ///     .exit_handler(move |_index| {
+    ///         counter.fetch_add(1, Ordering::SeqCst);
+    ///     })
+    ///     .build()
+    ///     .unwrap();
+    /// drop(pool);
+    /// assert_eq!(exited.load(Ordering::SeqCst), 2);
+    /// ```
+    pub fn exit_handler<H>(mut self, handler: H) -> Self
+    where
+        H: Fn(usize) + Send + Sync + 'static,
+    {
+        self.exit_handler = Some(Box::new(handler));
         self
     }
 
@@ -188,6 +257,8 @@ impl ThreadPoolBuilder {
                 .thread_name
                 .unwrap_or_else(|| Box::new(|index| format!("sumac-worker-{index}"))),
             panic_handler: self.panic_handler,
+            start_handler: self.start_handler,
+            exit_handler: self.exit_handler,
         })
     }
 }

@@ -56,7 +56,7 @@ use crossbeam_utils::CachePadded;
 use crate::job::{JobHeader, JobRef, PanicPayload, StackJob, SHARE_AT_ONCE, TAKEN};
 use crate::job_list::JobList;
 use crate::latch::{LockLatch, WorkerLatch};
-use crate::pool::{PanicHandler, ThreadPoolBuildError, ThreadPoolBuilder};
+use crate::pool::{PanicHandler, ThreadHandler, ThreadPoolBuildError, ThreadPoolBuilder};
 use crate::shared_queue::SharedQueue;
 use crate::stats::{bump, PoolStats, WorkerCounters};
 
@@ -105,6 +105,8 @@ pub(crate) struct Registry {
     heartbeat_interval: Duration,
     heartbeat_park: HeartbeatPark,
     panic_handler: Option<Box<PanicHandler>>,
+    start_handler: Option<Box<ThreadHandler>>,
+    exit_handler: Option<Box<ThreadHandler>>,
     threads: Mutex<Vec<JoinHandle<()>>>,
 }
 
@@ -157,6 +159,8 @@ impl Registry {
                 signal: Condvar::new(),
             },
             panic_handler: config.panic_handler,
+            start_handler: config.start_handler,
+            exit_handler: config.exit_handler,
             threads: Mutex::new(Vec::with_capacity(num_threads + 1)),
         });
         let mut thread_name = config.thread_name;
@@ -300,9 +304,20 @@ impl Registry {
             }
             None => {
                 eprintln!(
-                    "sumac: a spawned job panicked and the pool has no panic handler; aborting"
+                    "sumac: a spawned job or a start/exit handler panicked and the pool has no panic handler; aborting"
                 );
                 std::process::abort();
+            }
+        }
+    }
+
+    /// Runs a start or exit handler on worker `index`; its panic goes to the panic handler.
+    fn call_thread_handler(&self, handler: Option<&ThreadHandler>, index: usize) {
+        if let Some(handler) = handler {
+            if let Err(payload) =
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| handler(index)))
+            {
+                self.handle_panic(payload);
             }
         }
     }
@@ -517,9 +532,11 @@ fn worker_main(registry: Arc<Registry>, index: usize) {
     };
     WORKER_THREAD.with(|current| current.set(&worker));
     let registry = &worker.registry;
+    registry.call_thread_handler(registry.start_handler.as_deref(), index);
     worker.wait_until(|| {
         registry.is_terminating() && worker.jobs.is_empty() && registry.queue.queued() == 0
     });
+    registry.call_thread_handler(registry.exit_handler.as_deref(), index);
     WORKER_THREAD.with(|current| current.set(ptr::null()));
 }
 

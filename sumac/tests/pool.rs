@@ -233,6 +233,55 @@ fn a_heartbeat_that_never_ticks_still_works() {
 }
 
 #[test]
+fn start_and_exit_handlers_run_once_on_every_worker() {
+    let started = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let exited = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let (on_start, on_exit) = (Arc::clone(&started), Arc::clone(&exited));
+    let pool = ThreadPoolBuilder::new()
+        .num_threads(4)
+        .start_handler(move |index| {
+            assert_eq!(sumac::current_thread_index(), Some(index));
+            on_start.lock().unwrap().push(index);
+        })
+        .exit_handler(move |index| {
+            assert_eq!(sumac::current_thread_index(), Some(index));
+            on_exit.lock().unwrap().push(index);
+        })
+        .build()
+        .unwrap();
+    assert_eq!(pool.install(|| fib(20)), fib_seq(20));
+    assert!(exited.lock().unwrap().is_empty());
+    drop(pool);
+    for list in [started, exited] {
+        let mut indices = list.lock().unwrap().clone();
+        indices.sort_unstable();
+        assert_eq!(indices, [0, 1, 2, 3]);
+    }
+}
+
+#[test]
+fn a_panicking_start_handler_goes_to_the_panic_handler() {
+    let panics = Arc::new(AtomicUsize::new(0));
+    let counter = Arc::clone(&panics);
+    let pool = ThreadPoolBuilder::new()
+        .num_threads(2)
+        .start_handler(|index| {
+            if index == 1 {
+                panic!("start handler of worker 1");
+            }
+        })
+        .panic_handler(move |_| {
+            counter.fetch_add(1, Ordering::SeqCst);
+        })
+        .build()
+        .unwrap();
+    // Both workers still run jobs after the handler's panic.
+    assert_eq!(pool.install(|| fib(22)), fib_seq(22));
+    drop(pool);
+    assert_eq!(panics.load(Ordering::SeqCst), 1);
+}
+
+#[test]
 fn dropping_a_pool_runs_queued_spawns_first() {
     let count = Arc::new(AtomicUsize::new(0));
     let pool = stress_pool(2);
