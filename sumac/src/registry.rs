@@ -435,8 +435,17 @@ impl Registry {
 }
 
 /// The heartbeat thread: ticks while some workers are busy and some idle, parks otherwise.
+///
+/// Ticks are at least one interval apart, counted from the previous tick, not from the
+/// end of a park: after a park of a whole interval or more (every worker was busy), the
+/// first tick comes at once. A fork recorded during the park carries the epoch of the
+/// last tick before it, so this immediate tick still happens after the fork was
+/// recorded, and the fork is shared at the tick after it, one whole interval later: the
+/// rule "shared only after waiting through a whole interval" holds, and a worker that
+/// runs out of work after a busy phase waits one interval for a fork instead of two.
 fn heartbeat_main(registry: &Registry) {
     let park = &registry.heartbeat_park;
+    let mut last_tick = Instant::now();
     loop {
         {
             let mut guard = park.lock.lock().unwrap_or_else(PoisonError::into_inner);
@@ -461,10 +470,11 @@ fn heartbeat_main(registry: &Registry) {
                 park.parked.store(false, Ordering::SeqCst);
             }
         }
-        pause(registry);
+        pause_until(registry, last_tick.checked_add(registry.heartbeat_interval));
         if registry.is_terminating() {
             return;
         }
+        last_tick = Instant::now();
         let ticks = registry.epoch_ticks.load(Ordering::Relaxed);
         registry.epoch_ticks.store(ticks + 1, Ordering::Relaxed);
         for worker in registry.workers.iter() {
@@ -475,15 +485,14 @@ fn heartbeat_main(registry: &Registry) {
     }
 }
 
-/// Waits about one heartbeat interval. OS sleeps are only accurate to tens of
-/// microseconds, so very short intervals (used by stress tests) yield in a loop instead.
-/// Longer waits happen on the parking condition variable, so that dropping the pool does
-/// not wait out a long interval (other notifications on it do not shorten the wait). An
-/// interval too long to add to the clock (`Duration::MAX`) waits until the pool ends.
-fn pause(registry: &Registry) {
-    let interval = registry.heartbeat_interval;
-    let deadline = Instant::now().checked_add(interval);
-    if interval < Duration::from_micros(50) {
+/// Waits until `deadline` (the next tick). OS sleeps are only accurate to tens of
+/// microseconds, so with very short intervals (used by stress tests) this yields in a
+/// loop instead. Longer waits happen on the parking condition variable, so that dropping
+/// the pool does not wait out a long interval (other notifications on it do not shorten
+/// the wait). No deadline (an interval too long to add to the clock, `Duration::MAX`)
+/// waits until the pool ends.
+fn pause_until(registry: &Registry, deadline: Option<Instant>) {
+    if registry.heartbeat_interval < Duration::from_micros(50) {
         while deadline.is_some_and(|deadline| Instant::now() < deadline) {
             thread::yield_now();
         }
