@@ -58,14 +58,28 @@ where
     RA: Send,
     RB: Send,
 {
-    join_hinted(a, b, false)
+    join_hinted(a, b, ForkSize::Unknown)
 }
 
-/// [`join`] for a caller that knows `b` is big (a parallel loop splitting off half of
-/// its remaining iterations, whose cost it measured): with `b_is_big`, a heartbeat may
-/// share `b` at once instead of only after it waited through a whole interval.
+/// What the caller of [`join_hinted`] knows about the size of `b`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ForkSize {
+    /// A plain `join`: nothing. The fork is shared once it has waited through a whole
+    /// interval, or at once if it is among the first forks of a promoted job (see
+    /// `WorkerThread::fork_stamp`).
+    Unknown,
+    /// A parallel loop timed it as worth sharing at the next heartbeat.
+    Big,
+    /// A parallel loop timed it as too small to share before it waited through a whole
+    /// interval.
+    Small,
+}
+
+/// [`join`] for a caller that knows how big `b` is (a parallel loop splitting off half of
+/// its remaining iterations, whose cost it measured): a big `b` may be shared at the next
+/// heartbeat instead of only after it waited through a whole interval.
 #[inline(always)]
-pub(crate) fn join_hinted<A, B, RA, RB>(a: A, b: B, b_is_big: bool) -> (RA, RB)
+pub(crate) fn join_hinted<A, B, RA, RB>(a: A, b: B, size: ForkSize) -> (RA, RB)
 where
     A: FnOnce() -> RA + Send,
     B: FnOnce() -> RB + Send,
@@ -74,29 +88,29 @@ where
 {
     let current = WorkerThread::current();
     if current.is_null() {
-        return join_outside_pool(a, b, b_is_big);
+        return join_outside_pool(a, b, size);
     }
     // SAFETY: a non-null thread-local pointer refers to this thread's live worker.
-    join_on_worker(unsafe { &*current }, a, b, b_is_big)
+    join_on_worker(unsafe { &*current }, a, b, size)
 }
 
 /// `join` called from a thread outside any pool: run it on the global pool.
 ///
 /// Kept out of line, with everything moved into it, so that the fork path prepares
-/// nothing for it: when the closure passed to `in_worker` borrowed `b_is_big` from the
+/// nothing for it: when the closure passed to `in_worker` borrowed the size hint from the
 /// fork path, the compiler stored that flag to the stack on every fork, and tree-sum
 /// with 1,000 nodes on one thread went from 1.57x to 1.88x the sequential time (2-core
 /// development VM).
 #[cold]
 #[inline(never)]
-fn join_outside_pool<A, B, RA, RB>(a: A, b: B, b_is_big: bool) -> (RA, RB)
+fn join_outside_pool<A, B, RA, RB>(a: A, b: B, size: ForkSize) -> (RA, RB)
 where
     A: FnOnce() -> RA + Send,
     B: FnOnce() -> RB + Send,
     RA: Send,
     RB: Send,
 {
-    registry::in_worker(move |worker| join_on_worker(worker, a, b, b_is_big))
+    registry::in_worker(move |worker| join_on_worker(worker, a, b, size))
 }
 
 /// The fork path: `b` goes on this worker's private list, `a` runs, and `b` runs inline
@@ -106,7 +120,7 @@ pub(crate) fn join_on_worker<A, B, RA, RB>(
     worker: &WorkerThread,
     a: A,
     b: B,
-    b_is_big: bool,
+    size: ForkSize,
 ) -> (RA, RB)
 where
     A: FnOnce() -> RA + Send,
@@ -130,13 +144,13 @@ where
             Err(payload) => run_after_panic(b, payload),
         };
     }
-    join_recorded(worker, a, b, b_is_big)
+    join_recorded(worker, a, b, size)
 }
 
 /// A fork that goes on the worker's list (kept out of line so that the direct path above
 /// stays a small function with a short prologue).
 #[inline(never)]
-fn join_recorded<A, B, RA, RB>(worker: &WorkerThread, a: A, b: B, b_is_big: bool) -> (RA, RB)
+fn join_recorded<A, B, RA, RB>(worker: &WorkerThread, a: A, b: B, size: ForkSize) -> (RA, RB)
 where
     A: FnOnce() -> RA + Send,
     B: FnOnce() -> RB + Send,
@@ -145,10 +159,10 @@ where
 {
     let frame = JoinFrame::new(b);
     // A big `b` may be shared at the next heartbeat (see `WorkerThread::on_heartbeat`).
-    let recorded_at = if b_is_big {
-        SHARE_AT_ONCE
-    } else {
-        worker.registry().heartbeat_epoch()
+    let recorded_at = match size {
+        ForkSize::Big => SHARE_AT_ONCE,
+        ForkSize::Small => worker.registry().heartbeat_epoch(),
+        ForkSize::Unknown => worker.fork_stamp(),
     };
     frame.header().recorded_at.set(recorded_at);
     let job = frame.job_ref();

@@ -30,7 +30,10 @@
 //! heartbeat tick count; a fork is shared only after two ticks, i.e. after it waited
 //! through a whole interval, so work shorter than a heartbeat is never split (a stolen
 //! piece of a tiny, cache-hot input costs more than it saves). A parallel loop that has
-//! timed its iterations marks a half worth sharing at once (`SHARE_AT_ONCE`). Sharing
+//! timed its iterations marks a half worth sharing at once (`SHARE_AT_ONCE`). A worker
+//! that runs a promoted job stamps the first forks it records there as old (`LONG_AGO`):
+//! they are the top of a piece that was itself big enough to wait a whole interval, so
+//! they may be passed on at the next request. Spawned jobs are old from the start. Sharing
 //! forks of unknown size is also rate-limited: once per ¾ interval per worker and once
 //! per `interval / busy workers` per pool.
 //!
@@ -53,8 +56,12 @@ use std::time::{Duration, Instant};
 
 use crossbeam_utils::CachePadded;
 
-use crate::job::{JobHeader, JobRef, PanicPayload, StackJob, SHARE_AT_ONCE, TAKEN};
+use crate::job::{
+    waited_long_enough, JobHeader, JobRef, PanicPayload, StackJob, LONG_AGO, NOT_A_FORK,
+    SHARE_AT_ONCE, TAKEN,
+};
 use crate::job_list::JobList;
+use crate::join::MAX_RECORDED_FORKS;
 use crate::latch::{LockLatch, WorkerLatch};
 use crate::pool::{PanicHandler, ThreadHandler, ThreadPoolBuildError, ThreadPoolBuilder};
 use crate::shared_queue::SharedQueue;
@@ -121,6 +128,8 @@ pub(crate) struct WorkerThread {
     /// closures directly.
     pub(crate) solo: bool,
     pub(crate) jobs: JobList,
+    /// How many more forks get an old stamp (the top of a promoted job, see `run_shared`).
+    old_forks_left: Cell<u8>,
     shared: NonNull<WorkerShared>,
     index: usize,
     registry: Arc<Registry>,
@@ -284,7 +293,11 @@ impl Registry {
         if let Some(worker) = unsafe { current.as_ref() } {
             if ptr::eq(Arc::as_ptr(&worker.registry), self) {
                 // SAFETY: a fresh heap job is live until it runs and is on no list.
-                unsafe { worker.jobs.push(job.0) };
+                unsafe {
+                    // A spawned job may be shared at the next heartbeat.
+                    job.header().recorded_at.set(LONG_AGO);
+                    worker.jobs.push(job.0);
+                }
                 return;
             }
         }
@@ -529,6 +542,7 @@ fn worker_main(registry: Arc<Registry>, index: usize) {
     let worker = WorkerThread {
         solo: registry.num_threads() == 1,
         jobs: JobList::new(),
+        old_forks_left: Cell::new(0),
         shared: NonNull::from(&*registry.workers[index]),
         index,
         last_promotion: Cell::new(
@@ -600,8 +614,7 @@ impl WorkerThread {
         // more than it saves).
         let old_enough = |job: NonNull<JobHeader>| {
             // SAFETY: jobs on our list are live.
-            let recorded_at = unsafe { job.as_ref() }.recorded_at.get();
-            recorded_at == SHARE_AT_ONCE || recorded_at.saturating_add(2) <= epoch
+            waited_long_enough(unsafe { job.as_ref() }.recorded_at.get(), epoch)
         };
         let Some(oldest) = self.jobs.oldest().filter(|&job| old_enough(job)) else {
             return;
@@ -712,19 +725,46 @@ impl WorkerThread {
     }
 
     /// Runs a job taken from the shared queue.
+    ///
+    /// A job that was promoted from another worker's list had waited through a whole
+    /// interval there (or was a loop half known to be big): the first forks this worker
+    /// records while running it, the top of a big piece of work, are stamped as old, so
+    /// that they can be passed on at the next request instead of after two more ticks.
     fn run_shared(&self, job: JobRef) {
         let shared = self.shared();
         bump(&shared.counters.shared_jobs_run, 1);
+        // SAFETY: the job is live until we run it (`take` moved it to TAKEN for us).
+        let promoted = unsafe { job.header() }.recorded_at.get() != NOT_A_FORK;
+        let inherit = if promoted {
+            MAX_RECORDED_FORKS as u8
+        } else {
+            0
+        };
+        let outer = self.old_forks_left.replace(inherit);
         #[cfg(feature = "trace")]
         shared
             .trace
             .record(self.index, crate::trace::EventKind::JobStart);
         // SAFETY: `take` moved the job to TAKEN for us.
         unsafe { JobHeader::execute(job.0) };
+        self.old_forks_left.set(outer);
         #[cfg(feature = "trace")]
         shared
             .trace
             .record(self.index, crate::trace::EventKind::JobEnd);
+    }
+
+    /// The stamp of a fork being recorded: old for the first forks of a promoted job
+    /// (see `run_shared`), else the current heartbeat epoch.
+    #[inline(always)]
+    pub(crate) fn fork_stamp(&self) -> u64 {
+        let left = self.old_forks_left.get();
+        if left > 0 {
+            self.old_forks_left.set(left - 1);
+            LONG_AGO
+        } else {
+            self.registry.heartbeat_epoch()
+        }
     }
 
     /// The idle phase: ask for work, spin briefly, sleep; returns when a job is queued,
@@ -793,5 +833,33 @@ where
     } else {
         // SAFETY: a non-null thread-local pointer refers to this thread's live worker.
         op(unsafe { &*current })
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    /// The first forks recorded while running a promoted job count as old; later ones,
+    /// and every fork outside such a job, carry the current epoch.
+    #[test]
+    fn only_the_first_forks_of_a_promoted_job_are_stamped_old() {
+        let pool = ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+        let stamps = pool.install(|| {
+            // SAFETY: `install` runs this on a worker of the pool.
+            let worker = unsafe { &*WorkerThread::current() };
+            let before = worker.fork_stamp();
+            worker.old_forks_left.set(MAX_RECORDED_FORKS as u8);
+            let inherited: Vec<u64> = (0..=MAX_RECORDED_FORKS)
+                .map(|_| worker.fork_stamp())
+                .collect();
+            (before, inherited)
+        });
+        assert_ne!(stamps.0, LONG_AGO);
+        assert_eq!(
+            &stamps.1[..MAX_RECORDED_FORKS],
+            &[LONG_AGO; MAX_RECORDED_FORKS]
+        );
+        assert_ne!(stamps.1[MAX_RECORDED_FORKS], LONG_AGO);
     }
 }

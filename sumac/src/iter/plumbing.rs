@@ -28,6 +28,7 @@
 //! fork, so a heartbeat, which promotes the oldest pending fork, splits the outermost
 //! loop that still has iterations left.
 
+use crate::join::{join_hinted, ForkSize};
 use crate::HeartbeatPoll;
 
 /// A splittable source of items with a known length: the parallel counterpart of an
@@ -306,10 +307,14 @@ where
     let (left_p, right_p) = producer.split_at(mid);
     let reducer = consumer.to_reducer();
     let (left_c, right_c) = consumer.split_at(mid);
-    let (left, right) = crate::join::join_hinted(
+    let (left, right) = join_hinted(
         move || drive(left_p, left_c, block),
         move || drive(right_p, right_c, block),
-        upper_is_big,
+        if upper_is_big {
+            ForkSize::Big
+        } else {
+            ForkSize::Small
+        },
     );
     reducer.reduce(left, right)
 }
