@@ -65,8 +65,8 @@ where
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum ForkSize {
     /// A plain `join`: nothing. The fork is shared once it has waited through a whole
-    /// interval, or at once if it is among the first forks of a promoted job (see
-    /// `WorkerThread::fork_stamp`).
+    /// interval, or at the next request if it is among the first forks of a promoted
+    /// job (see `WorkerThread::fork_stamp`).
     Unknown,
     /// A parallel loop timed it as worth sharing at the next heartbeat.
     Big,
