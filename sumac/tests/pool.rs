@@ -194,13 +194,18 @@ fn dropping_a_pool_does_not_wait_out_a_long_heartbeat() {
         .unwrap();
     // One worker busy and one idle: the heartbeat thread starts waiting out an interval.
     pool.install(|| std::thread::sleep(Duration::from_millis(20)));
+    drop_within_a_minute(pool, "dropping the pool waited for its heartbeat interval");
+}
+
+/// Drops `pool` on another thread and fails with `hang` if that takes a minute (a limit
+/// that only turns a hang into a failure).
+fn drop_within_a_minute(pool: sumac::ThreadPool, hang: &str) {
     let (dropped, done) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         drop(pool);
         dropped.send(()).unwrap();
     });
-    done.recv_timeout(Duration::from_secs(60))
-        .expect("dropping the pool waited for its heartbeat interval");
+    done.recv_timeout(Duration::from_secs(60)).expect(hang);
 }
 
 /// `Duration::MAX` means "never tick": the pool still runs everything (idle workers'
@@ -223,13 +228,7 @@ fn a_heartbeat_that_never_ticks_still_works() {
         }
     });
     assert_eq!(total.load(Ordering::Relaxed), 4950);
-    let (dropped, done) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        drop(pool);
-        dropped.send(()).unwrap();
-    });
-    done.recv_timeout(Duration::from_secs(60))
-        .expect("dropping the pool hung");
+    drop_within_a_minute(pool, "dropping the pool hung");
 }
 
 #[test]
