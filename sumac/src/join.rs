@@ -1,6 +1,5 @@
 //! `join`: the fork-join primitive, and the heart of the fork path.
 
-use std::mem::MaybeUninit;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::Ordering;
 
@@ -128,11 +127,7 @@ where
     RA: Send,
     RB: Send,
 {
-    // The stack address picks the counter stripe (see `ForkCounter`). It is the address
-    // of a local that is never written, not of `a`: taking `a`'s address would make the
-    // compiler store the closure's captures to the stack on every fork.
-    let stack_marker = MaybeUninit::<u8>::uninit();
-    worker.count_fork(std::ptr::addr_of!(stack_marker).addr());
+    worker.count_fork();
     if worker.solo || worker.jobs.len() >= MAX_RECORDED_FORKS {
         // Nobody could take `b` (one thread), or older forks are already recorded and a
         // heartbeat shares the oldest first: call both closures directly.

@@ -130,6 +130,9 @@ pub(crate) struct WorkerThread {
     pub(crate) jobs: JobList,
     /// How many more forks get an old stamp (the top of a promoted job, see `run_shared`).
     old_forks_left: Cell<u8>,
+    /// `join`s run on this worker, published through `WorkerCounters::forks` (see
+    /// `ForkCounter` for why the count lives here, in a cache line of its own).
+    forks: CachePadded<AtomicU64>,
     shared: NonNull<WorkerShared>,
     index: usize,
     registry: Arc<Registry>,
@@ -543,6 +546,7 @@ fn worker_main(registry: Arc<Registry>, index: usize) {
         solo: registry.num_threads() == 1,
         jobs: JobList::new(),
         old_forks_left: Cell::new(0),
+        forks: CachePadded::new(AtomicU64::new(0)),
         shared: NonNull::from(&*registry.workers[index]),
         index,
         last_promotion: Cell::new(
@@ -553,6 +557,7 @@ fn worker_main(registry: Arc<Registry>, index: usize) {
         promotion_gap,
         registry,
     };
+    let fork_count = worker.shared().counters.forks.attach(&worker.forks);
     WORKER_THREAD.with(|current| current.set(&worker));
     let registry = &worker.registry;
     registry.call_thread_handler(registry.start_handler.as_deref(), index);
@@ -561,6 +566,7 @@ fn worker_main(registry: Arc<Registry>, index: usize) {
     });
     registry.call_thread_handler(registry.exit_handler.as_deref(), index);
     WORKER_THREAD.with(|current| current.set(ptr::null()));
+    drop(fork_count);
 }
 
 impl WorkerThread {
@@ -584,10 +590,10 @@ impl WorkerThread {
         self.index
     }
 
-    /// Counts a fork whose frame lives at `frame` (plain per-worker counters).
+    /// Counts a fork (a plain per-worker counter beside the worker's list).
     #[inline(always)]
-    pub(crate) fn count_fork(&self, frame: usize) {
-        self.shared().counters.forks.count(frame);
+    pub(crate) fn count_fork(&self) {
+        bump(&self.forks, 1);
     }
 
     /// The fork path's heartbeat check: one relaxed load and a cold branch.

@@ -215,3 +215,17 @@ fn stats_count_forks_and_sharing() {
         "the installed job itself comes from the queue"
     );
 }
+
+#[test]
+fn stats_count_every_fork_of_a_one_thread_pool() {
+    // A one-thread pool runs every fork as two direct calls; they are counted all the same.
+    let pool = sumac::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .unwrap();
+    let before = pool.stats();
+    pool.install(|| fib(15));
+    pool.install(|| fib(15));
+    let total = pool.stats().since(&before).total();
+    assert_eq!(total.forks, 2 * (fib_seq(16) - 1));
+}
