@@ -118,7 +118,11 @@ pub struct RunError(pub String);
 /// Runs `plan` on `workload`: `seq` first (per parameter when its result depends
 /// on it), then every other implementation at every thread count, one pool per
 /// (implementation, thread count) reused across parameters and dropped before the
-/// next is built. Every result is checked against `seq`.
+/// next is built. Every result is checked against `seq`. A row's ratio to `seq`
+/// divides its median by the median of `seq` samples taken alternately with its own
+/// samples (in the same pool, on the same thread), not by the `seq` row's median
+/// measured earlier: on a shared machine whose speed drifts, only paired samples
+/// compare like with like.
 pub fn run_experiment<W: Workload>(
     workload: &W,
     plan: &Plan,
@@ -217,9 +221,12 @@ pub fn run_experiment<W: Workload>(
                             out.check
                         )));
                     }
-                    let median = Summary::of(&out.samples_ns).median;
-                    if !matches!(&best, Some(b) if b.0 <= median) {
-                        best = Some((median, min_len, out));
+                    // Compared by ratio to their own paired reference: the sweep's
+                    // runs are seconds apart on a machine whose speed drifts.
+                    let ratio =
+                        Summary::of(&out.samples_ns).median / reference_median(&out).unwrap_or(1.0);
+                    if !matches!(&best, Some(b) if b.0 <= ratio) {
+                        best = Some((ratio, min_len, out));
                     }
                 }
                 let (_, min_len, mut out) = best.expect("at least one run");
@@ -296,7 +303,12 @@ fn row(
         ratio_to_seq: if imp == Impl::Seq {
             1.0
         } else {
-            s.median / seq_median
+            s.median / reference_median(out).unwrap_or(seq_median)
         },
     }
+}
+
+/// The median of the `seq` samples taken alternately with this run's samples.
+fn reference_median(out: &RunOutcome) -> Option<f64> {
+    (!out.reference_ns.is_empty()).then(|| Summary::of(&out.reference_ns).median)
 }

@@ -6,7 +6,7 @@ use std::num::NonZeroUsize;
 use std::str::FromStr;
 use std::time::{Duration, Instant};
 
-use crate::measure::{measure, MeasureConfig, Progress, Target};
+use crate::measure::{measure, MeasureConfig, Progress, Sampling, Target};
 use crate::workloads::Workload;
 
 /// An implementation that can appear in `--impls`.
@@ -163,6 +163,9 @@ impl SumacActivity {
 pub struct RunOutcome {
     /// Time per run of every sample, in nanoseconds.
     pub samples_ns: Vec<f64>,
+    /// Time per run of the sequential reference, sampled alternately with `samples_ns`
+    /// (empty for `seq` itself).
+    pub reference_ns: Vec<f64>,
     /// Checksum of the first run's result (compared with `seq`).
     pub check: u64,
     /// Scheduler activity (sumac only).
@@ -228,6 +231,11 @@ impl<W: Workload> Target for Bound<'_, '_, '_, W> {
         let w = std::hint::black_box(self.workload);
         w.run(&mut self.ctx, self.state, std::hint::black_box(self.param))
     }
+    #[inline(never)]
+    fn run_reference(&mut self) -> u64 {
+        let w = std::hint::black_box(self.workload);
+        w.run(&mut Ctx::Seq, self.state, std::hint::black_box(self.param))
+    }
     fn check(&self, out: u64) -> u64 {
         self.workload.check(self.state, out)
     }
@@ -256,13 +264,25 @@ pub fn run_impl<W: Workload>(
         param,
     };
     match (imp, pool) {
-        (Impl::Seq, _) => measure(cfg, progress, &mut bind(state, Ctx::Seq)),
-        (Impl::Static, _) => measure(cfg, progress, &mut bind(state, Ctx::Static { threads })),
+        (Impl::Seq, _) => measure(cfg, progress, &mut bind(state, Ctx::Seq), Sampling::Alone),
+        (Impl::Static, _) => measure(
+            cfg,
+            progress,
+            &mut bind(state, Ctx::Static { threads }),
+            Sampling::Paired,
+        ),
         (Impl::Sumac, Pool::Sumac(p)) => {
             drain_trace(p);
             let before = p.stats();
             let t0 = Instant::now();
-            let mut out = p.install(|| measure(cfg, progress, &mut bind(state, Ctx::Sumac)));
+            let mut out = p.install(|| {
+                measure(
+                    cfg,
+                    progress,
+                    &mut bind(state, Ctx::Sumac),
+                    Sampling::Paired,
+                )
+            });
             let wall = t0.elapsed();
             let delta = p.stats().since(&before).total();
             out.activity = Some(SumacActivity::from_stats(delta, wall));
@@ -271,12 +291,22 @@ pub fn run_impl<W: Workload>(
             }
             out
         }
-        (Impl::Rayon | Impl::RayonTuned, Pool::Rayon(p)) => {
-            p.install(|| measure(cfg, progress, &mut bind(state, Ctx::Rayon { min_len })))
-        }
+        (Impl::Rayon | Impl::RayonTuned, Pool::Rayon(p)) => p.install(|| {
+            measure(
+                cfg,
+                progress,
+                &mut bind(state, Ctx::Rayon { min_len }),
+                Sampling::Paired,
+            )
+        }),
         (Impl::Chili, Pool::Chili(p)) => {
             let mut scope = p.scope();
-            measure(cfg, progress, &mut bind(state, Ctx::Chili(&mut scope)))
+            measure(
+                cfg,
+                progress,
+                &mut bind(state, Ctx::Chili(&mut scope)),
+                Sampling::Paired,
+            )
         }
         _ => unreachable!("pool does not match implementation {imp}"),
     }

@@ -32,43 +32,64 @@ pub trait Target {
     fn reset(&mut self);
     /// One run of the workload; returns its result.
     fn run(&mut self) -> u64;
+    /// One run of the sequential version of the same workload on the same input (the
+    /// reference that [`measure`] samples alternately with `run`).
+    fn run_reference(&mut self) -> u64;
     /// Checksum of a run's result, compared with the sequential one.
     fn check(&self, out: u64) -> u64;
 }
 
+/// Which runs of a [`Target`] are timed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sampling {
+    /// Only `run` (the sequential implementation itself).
+    Alone,
+    /// `run`, alternating sample by sample with `run_reference`, so that a slow phase
+    /// of a shared machine slows both sides of the ratio alike.
+    Paired,
+}
+
 /// Runs `target` once to check it, warms it up, calibrates repetitions so a
 /// sample lasts at least `cfg.min_sample`, then records `cfg.samples` samples
-/// (time per run, in ns). Must be called where the workload should run (inside
-/// the pool), so the timing excludes the hand-off into the pool.
-pub fn measure<T: Target>(cfg: &MeasureConfig, progress: &Progress, target: &mut T) -> RunOutcome {
+/// (time per run, in ns); with [`Sampling::Paired`], each sample is preceded by a
+/// sample of the sequential reference, recorded in `reference_ns`. Must be called
+/// where the workload should run (inside the pool), so the timing excludes the
+/// hand-off into the pool.
+pub fn measure<T: Target>(
+    cfg: &MeasureConfig,
+    progress: &Progress,
+    target: &mut T,
+    sampling: Sampling,
+) -> RunOutcome {
     // Checked run (also the first warm-up run), always from a freshly reset input
     // so an implementation that does nothing cannot inherit a correct result.
     let warm_start = Instant::now();
     target.reset();
-    let first = timed_run(target);
+    let first = timed_run(target, T::run);
     let check = target.check(first.1);
+    let paired = sampling == Sampling::Paired;
     let mut fastest = first.0;
-
+    let mut fastest_reference = Duration::MAX;
     while warm_start.elapsed() < cfg.warmup {
-        fastest = fastest.min(timed_run(target).0);
+        fastest = fastest.min(timed_run(target, T::run).0);
+        if paired {
+            fastest_reference = fastest_reference.min(timed_run(target, T::run_reference).0);
+        }
     }
-
-    let per_run = fastest.as_nanos().max(1);
-    let reps = (cfg.min_sample.as_nanos() / per_run).clamp(1, 1_000_000) as usize;
+    if paired && fastest_reference == Duration::MAX {
+        fastest_reference = timed_run(target, T::run_reference).0;
+    }
+    let reps = repetitions(cfg, fastest);
+    let reference_reps = repetitions(cfg, fastest_reference);
 
     let mut samples_ns = Vec::with_capacity(cfg.samples);
+    let mut reference_ns = Vec::new();
     let sampling_start = Instant::now();
     for _ in 0..cfg.samples {
-        let total = if T::NEEDS_RESET {
-            (0..reps).map(|_| timed_run(target).0).sum::<Duration>()
-        } else {
-            let t0 = Instant::now();
-            for _ in 0..reps {
-                black_box(target.run());
-            }
-            t0.elapsed()
-        };
-        samples_ns.push(total.as_nanos() as f64 / reps as f64);
+        if paired {
+            reference_ns.push(sample(target, T::run_reference, reference_reps));
+        }
+        samples_ns.push(sample(target, T::run, reps));
         progress.inc();
         if let Some(budget) = cfg.sampling_budget {
             if samples_ns.len() >= MIN_SAMPLES_UNDER_BUDGET && sampling_start.elapsed() > budget {
@@ -79,18 +100,43 @@ pub fn measure<T: Target>(cfg: &MeasureConfig, progress: &Progress, target: &mut
     }
     RunOutcome {
         samples_ns,
+        reference_ns,
         check,
         ..RunOutcome::default()
     }
 }
 
+/// Repetitions per sample so that a sample of runs as fast as `fastest` lasts at least
+/// `cfg.min_sample`.
+fn repetitions(cfg: &MeasureConfig, fastest: Duration) -> usize {
+    let per_run = fastest.as_nanos().max(1);
+    (cfg.min_sample.as_nanos() / per_run).clamp(1, 1_000_000) as usize
+}
+
+/// One sample: `reps` runs of `run` (each after an untimed reset when needed); returns
+/// the time per run in ns.
+fn sample<T: Target>(target: &mut T, run: fn(&mut T) -> u64, reps: usize) -> f64 {
+    let total = if T::NEEDS_RESET {
+        (0..reps)
+            .map(|_| timed_run(target, run).0)
+            .sum::<Duration>()
+    } else {
+        let t0 = Instant::now();
+        for _ in 0..reps {
+            black_box(run(target));
+        }
+        t0.elapsed()
+    };
+    total.as_nanos() as f64 / reps as f64
+}
+
 /// One run, reset first when needed (untimed); returns its duration and result.
-fn timed_run<T: Target>(target: &mut T) -> (Duration, u64) {
+fn timed_run<T: Target>(target: &mut T, run: fn(&mut T) -> u64) -> (Duration, u64) {
     if T::NEEDS_RESET {
         target.reset();
     }
     let t0 = Instant::now();
-    let out = black_box(target.run());
+    let out = black_box(run(target));
     (t0.elapsed(), out)
 }
 

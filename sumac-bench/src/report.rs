@@ -106,7 +106,7 @@ pub fn table(res: &ExperimentResult) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "\n== {} ==  (time per {unit}; ratio = median / seq median)",
+        "\n== {} ==  (time per {unit}; ratio = median / median of seq sampled alternately with it)",
         plan.title
     );
     let _ = writeln!(
