@@ -4,7 +4,7 @@
 use std::time::Instant;
 
 use crate::impls::{run_impl, Impl, Pool, RunOutcome, SumacActivity, MIN_LEN_SWEEP};
-use crate::measure::{MeasureConfig, Progress, Summary};
+use crate::measure::{MeasureConfig, Progress, Sampling, Summary};
 use crate::report::Row;
 use crate::trace::TraceRun;
 use crate::workloads::Workload;
@@ -115,6 +115,11 @@ pub struct ExperimentResult {
 #[derive(Debug)]
 pub struct RunError(pub String);
 
+/// `seq` is sampled alternately with an implementation only when one `seq` run takes
+/// less than this (50 ms): repeating longer runs would double the suite's time, and a
+/// run that long already spans the short slow phases of a shared machine.
+const PAIR_BELOW_NS: f64 = 50e6;
+
 /// Runs `plan` on `workload`: `seq` first (per parameter when its result depends
 /// on it), then every other implementation at every thread count, one pool per
 /// (implementation, thread count) reused across parameters and dropped before the
@@ -122,7 +127,8 @@ pub struct RunError(pub String);
 /// divides its median by the median of `seq` samples taken alternately with its own
 /// samples (in the same pool, on the same thread), not by the `seq` row's median
 /// measured earlier: on a shared machine whose speed drifts, only paired samples
-/// compare like with like.
+/// compare like with like. Runs of `seq` longer than [`PAIR_BELOW_NS`] are not
+/// repeated; their rows divide by the `seq` row's median.
 pub fn run_experiment<W: Workload>(
     workload: &W,
     plan: &Plan,
@@ -159,6 +165,7 @@ pub fn run_experiment<W: Workload>(
             p.unwrap_or(0),
             1,
             &settings.measure,
+            Sampling::Alone,
             &progress,
             false,
         );
@@ -192,6 +199,11 @@ pub fn run_experiment<W: Workload>(
                 } else {
                     &[1]
                 };
+                let sampling = if seq_for(p).0 < PAIR_BELOW_NS {
+                    Sampling::Paired
+                } else {
+                    Sampling::Alone
+                };
                 let mut best: Option<(f64, usize, RunOutcome)> = None;
                 for &min_len in sweep {
                     let mut out = run_impl(
@@ -203,6 +215,7 @@ pub fn run_experiment<W: Workload>(
                         param,
                         min_len,
                         &settings.measure,
+                        sampling,
                         &progress,
                         settings.trace,
                     );

@@ -243,7 +243,8 @@ impl<W: Workload> Target for Bound<'_, '_, '_, W> {
 
 /// Times `workload` with parameter `param` under `imp` at `threads` threads,
 /// timing inside the pool so one cross-thread hand-off does not dominate tiny runs.
-/// `min_len` is the Rayon split size (1 = default).
+/// `min_len` is the Rayon split size (1 = default); `sampling` says whether `seq` is
+/// sampled alternately with the implementation (never for `seq` itself).
 #[allow(clippy::too_many_arguments)]
 pub fn run_impl<W: Workload>(
     workload: &W,
@@ -254,6 +255,7 @@ pub fn run_impl<W: Workload>(
     param: u64,
     min_len: usize,
     cfg: &MeasureConfig,
+    sampling: Sampling,
     progress: &Progress,
     want_trace: bool,
 ) -> RunOutcome {
@@ -269,20 +271,14 @@ pub fn run_impl<W: Workload>(
             cfg,
             progress,
             &mut bind(state, Ctx::Static { threads }),
-            Sampling::Paired,
+            sampling,
         ),
         (Impl::Sumac, Pool::Sumac(p)) => {
             drain_trace(p);
             let before = p.stats();
             let t0 = Instant::now();
-            let mut out = p.install(|| {
-                measure(
-                    cfg,
-                    progress,
-                    &mut bind(state, Ctx::Sumac),
-                    Sampling::Paired,
-                )
-            });
+            let mut out =
+                p.install(|| measure(cfg, progress, &mut bind(state, Ctx::Sumac), sampling));
             let wall = t0.elapsed();
             let delta = p.stats().since(&before).total();
             out.activity = Some(SumacActivity::from_stats(delta, wall));
@@ -296,7 +292,7 @@ pub fn run_impl<W: Workload>(
                 cfg,
                 progress,
                 &mut bind(state, Ctx::Rayon { min_len }),
-                Sampling::Paired,
+                sampling,
             )
         }),
         (Impl::Chili, Pool::Chili(p)) => {
@@ -305,7 +301,7 @@ pub fn run_impl<W: Workload>(
                 cfg,
                 progress,
                 &mut bind(state, Ctx::Chili(&mut scope)),
-                Sampling::Paired,
+                sampling,
             )
         }
         _ => unreachable!("pool does not match implementation {imp}"),

@@ -222,6 +222,72 @@ impl Progress {
 mod tests {
     use super::*;
 
+    /// Counts its runs.
+    struct Counting {
+        runs: u64,
+        reference_runs: u64,
+    }
+
+    impl Target for Counting {
+        const NEEDS_RESET: bool = false;
+        fn reset(&mut self) {}
+        fn run(&mut self) -> u64 {
+            self.runs += 1;
+            7
+        }
+        fn run_reference(&mut self) -> u64 {
+            self.reference_runs += 1;
+            7
+        }
+        fn check(&self, out: u64) -> u64 {
+            out
+        }
+    }
+
+    fn config() -> MeasureConfig {
+        MeasureConfig {
+            samples: 5,
+            warmup: Duration::from_millis(2),
+            min_sample: Duration::from_micros(100),
+            sampling_budget: None,
+        }
+    }
+
+    #[test]
+    fn paired_sampling_times_the_reference_between_samples() {
+        let mut target = Counting {
+            runs: 0,
+            reference_runs: 0,
+        };
+        let out = measure(
+            &config(),
+            &Progress::new(5, false),
+            &mut target,
+            Sampling::Paired,
+        );
+        assert_eq!(out.samples_ns.len(), 5);
+        assert_eq!(out.reference_ns.len(), 5);
+        // Each sample repeats a run at least once; the reference is sampled as often.
+        assert!(target.reference_runs >= 5 && target.runs >= 5);
+    }
+
+    #[test]
+    fn unpaired_sampling_never_runs_the_reference() {
+        let mut target = Counting {
+            runs: 0,
+            reference_runs: 0,
+        };
+        let out = measure(
+            &config(),
+            &Progress::new(5, false),
+            &mut target,
+            Sampling::Alone,
+        );
+        assert_eq!(out.samples_ns.len(), 5);
+        assert!(out.reference_ns.is_empty());
+        assert_eq!(target.reference_runs, 0);
+    }
+
     #[test]
     fn summary_odd_and_even() {
         assert_eq!(

@@ -122,7 +122,7 @@ fn write_report(dir: &Path, results: &[(Plan, Status)], settings: &Settings) -> 
     );
     let _ = writeln!(
         s,
-        "- every result was checked against `seq`; `ratio to seq` = median / seq median\n"
+        "- every result was checked against `seq`; `ratio to seq` = median / median of the `seq` samples taken alternately with the row's own (when one `seq` run takes under 50 ms; else the `seq` row's median)\n"
     );
     let _ = writeln!(s, "## Contents\n");
     for (plan, status) in results {
