@@ -146,3 +146,28 @@ fn an_expensive_body_is_split_after_the_first_item() {
     assert_eq!(v, [0, 1]);
     eprintln!("two 20 ms items on 2 threads took {:?}", t.elapsed());
 }
+
+#[test]
+fn a_one_thread_pool_runs_a_loop_as_one_piece_unless_max_len_says_otherwise() {
+    let pool = pool(1);
+    // Items this expensive make the driver of a bigger pool split after the first item.
+    let pieces: Vec<usize> = pool.install(|| {
+        (0..50)
+            .into_par_iter()
+            .fold(|| 0usize, |n, _| n + (spin(20) > 0) as usize)
+            .collect()
+    });
+    assert_eq!(pieces, vec![50]);
+    let pieces: Vec<usize> = pool.install(|| {
+        (0..1000)
+            .into_par_iter()
+            .with_max_len(10)
+            .fold(|| 0usize, |n, _| n + 1)
+            .collect()
+    });
+    assert!(
+        pieces.len() >= 100 && pieces.iter().all(|&n| n <= 10),
+        "{pieces:?}"
+    );
+    assert_eq!(pieces.iter().sum::<usize>(), 1000);
+}
