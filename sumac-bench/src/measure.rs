@@ -244,28 +244,26 @@ mod tests {
         }
     }
 
-    fn config() -> MeasureConfig {
-        MeasureConfig {
+    /// Five samples of a [`Counting`] target; returns the outcome and the counts.
+    fn measure_counting(sampling: Sampling) -> (RunOutcome, Counting) {
+        let cfg = MeasureConfig {
             samples: 5,
             warmup: Duration::from_millis(2),
             min_sample: Duration::from_micros(100),
             sampling_budget: None,
-        }
-    }
-
-    #[test]
-    fn paired_sampling_times_the_reference_between_samples() {
+        };
         let mut target = Counting {
             runs: 0,
             reference_runs: 0,
         };
-        let out = measure(
-            &config(),
-            &Progress::new(5, false),
-            &mut target,
-            Sampling::Paired,
-        );
+        let out = measure(&cfg, &Progress::new(5, false), &mut target, sampling);
         assert_eq!(out.samples_ns.len(), 5);
+        (out, target)
+    }
+
+    #[test]
+    fn paired_sampling_times_the_reference_between_samples() {
+        let (out, target) = measure_counting(Sampling::Paired);
         assert_eq!(out.reference_ns.len(), 5);
         // Each sample repeats a run at least once; the reference is sampled as often.
         assert!(target.reference_runs >= 5 && target.runs >= 5);
@@ -273,17 +271,7 @@ mod tests {
 
     #[test]
     fn unpaired_sampling_never_runs_the_reference() {
-        let mut target = Counting {
-            runs: 0,
-            reference_runs: 0,
-        };
-        let out = measure(
-            &config(),
-            &Progress::new(5, false),
-            &mut target,
-            Sampling::Alone,
-        );
-        assert_eq!(out.samples_ns.len(), 5);
+        let (out, target) = measure_counting(Sampling::Alone);
         assert!(out.reference_ns.is_empty());
         assert_eq!(target.reference_runs, 0);
     }
