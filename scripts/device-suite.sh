@@ -11,6 +11,10 @@
 #   bash scripts/device-suite.sh 2      # work sweep, tree shapes, loops, sorts (~5 min)
 #   bash scripts/device-suite.sh 3      # for-irregular, matmul                 (~6 min)
 # and unpack the last archive into bench/results/device-16core-<commit>/.
+# (The times above predate paired `seq` samples, which repeat every `seq` run shorter
+# than 50 ms beside each row; a part that outgrows its 540-second budget marks the
+# experiments it skipped as "not run" in REPORT.md, and the next part can rerun them
+# with --only.)
 #
 # The parts write into `.bench-out/` (ignored by git), which stays on the device while
 # it is warm, so each part's REPORT.md covers the experiments of the earlier parts too.

@@ -590,7 +590,7 @@ impl WorkerThread {
         self.index
     }
 
-    /// Counts a fork (a plain per-worker counter beside the worker's list).
+    /// Counts a fork (a plain per-worker counter, in a cache line of its own).
     #[inline(always)]
     pub(crate) fn count_fork(&self) {
         bump(&self.forks, 1);
