@@ -118,7 +118,7 @@ pub struct RunError(pub String);
 /// `seq` is sampled alternately with an implementation only when one `seq` run takes
 /// less than this (50 ms): repeating longer runs would double the suite's time, and a
 /// run that long already spans the short slow phases of a shared machine.
-const PAIR_BELOW_NS: f64 = 50e6;
+pub const PAIR_BELOW_NS: f64 = 50e6;
 
 /// Runs `plan` on `workload`: `seq` first (per parameter when its result depends
 /// on it), then every other implementation at every thread count, one pool per

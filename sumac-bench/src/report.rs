@@ -4,7 +4,8 @@ use std::fmt::Write as _;
 
 use serde::{Deserialize, Serialize};
 
-use crate::experiment::ExperimentResult;
+use crate::experiment::{ExperimentResult, PAIR_BELOW_NS};
+use crate::impls::Impl;
 
 /// One result row; the field order is the CSV column order:
 /// `bench,size,impl,threads,param,min_ns,median_ns,max_ns,per_unit_ns,ratio_to_seq`.
@@ -93,6 +94,21 @@ pub fn fmt_count(n: u64) -> String {
     out
 }
 
+/// What the ratios of an experiment's `rows` divide by: `seq` samples taken alternately with each row's
+/// own when one `seq` run is short enough (see [`PAIR_BELOW_NS`]), else the `seq` row's
+/// median.
+fn ratio_basis(rows: &[Row]) -> &'static str {
+    let (paired, alone): (Vec<&Row>, Vec<&Row>) = rows
+        .iter()
+        .filter(|r| r.imp == Impl::Seq.name())
+        .partition(|r| r.median_ns < PAIR_BELOW_NS);
+    match (paired.is_empty(), alone.is_empty()) {
+        (false, true) => "median of seq sampled alternately with it",
+        (true, false) => "seq row's median (one seq run is too long to repeat per sample)",
+        _ => "median of seq sampled alternately with it, or the seq row's median where one seq run takes 50 ms or more",
+    }
+}
+
 /// The human-readable table of one experiment, followed by sumac's scheduler
 /// activity (promotions, jobs run by thieves and sleeps per second).
 pub fn table(res: &ExperimentResult) -> String {
@@ -106,8 +122,9 @@ pub fn table(res: &ExperimentResult) -> String {
     let mut s = String::new();
     let _ = writeln!(
         s,
-        "\n== {} ==  (time per {unit}; ratio = median / median of seq sampled alternately with it)",
-        plan.title
+        "\n== {} ==  (time per {unit}; ratio = median / {})",
+        plan.title,
+        ratio_basis(&res.rows)
     );
     let _ = writeln!(
         s,
@@ -261,24 +278,37 @@ pub fn read_csv(bytes: &[u8]) -> Result<Vec<Row>, String> {
 mod tests {
     use super::*;
 
-    #[test]
-    fn csv_header_is_exact() {
-        let row = Row {
+    fn seq_row(median_ns: f64) -> Row {
+        Row {
             bench: "fib".into(),
             size: 30,
             imp: "seq".into(),
             threads: 1,
             param: String::new(),
             min_ns: 1.0,
-            median_ns: 2.0,
-            max_ns: 3.0,
+            median_ns,
+            max_ns: median_ns + 1.0,
             per_unit_ns: 0.5,
             ratio_to_seq: 1.0,
-        };
-        let text = String::from_utf8(to_csv(&[row])).unwrap();
+        }
+    }
+
+    #[test]
+    fn csv_header_is_exact() {
+        let text = String::from_utf8(to_csv(&[seq_row(2.0)])).unwrap();
         assert_eq!(text.lines().next().unwrap(), CSV_HEADER);
         let empty = String::from_utf8(to_csv(&[])).unwrap();
         assert_eq!(empty.trim_end(), CSV_HEADER);
+    }
+
+    #[test]
+    fn the_table_says_which_seq_median_the_ratios_divide_by() {
+        let short = seq_row(PAIR_BELOW_NS / 2.0);
+        let long = seq_row(PAIR_BELOW_NS * 2.0);
+        assert!(ratio_basis(std::slice::from_ref(&short)).contains("alternately"));
+        assert!(!ratio_basis(std::slice::from_ref(&long)).contains("alternately"));
+        let mixed = ratio_basis(&[short, long]);
+        assert!(mixed.contains("alternately") && mixed.contains("50 ms or more"));
     }
 
     #[test]

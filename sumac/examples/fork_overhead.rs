@@ -7,7 +7,13 @@
 //!
 //! `cargo run --release -p sumac --example fork_overhead -- [NODES[,NODES...]] [THREADS...]`
 //! (default: 1000,10000000 nodes on 1 and 2 threads), then fib(30) with a join per call.
+//!
+//! Each tree line also reports the *branch floor*: the same tree summed through a `join`
+//! that is only `(a(), b())` behind one run-time branch (see [`branch_join`]), the cost
+//! that any `join` deciding at run time whether to record its fork pays over plain
+//! recursion, whatever its scheduler does.
 use std::hint::black_box;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 struct Node {
@@ -57,6 +63,43 @@ fn sum_join(node: &Node) -> i64 {
     }
 }
 
+/// Never true in practice (`main` stores whether there are absurdly many arguments), but
+/// the compiler cannot know: [`branch_join`]'s branch stays a real run-time test.
+static NEVER: AtomicBool = AtomicBool::new(false);
+
+/// The floor of any `join` that decides at run time whether to record its fork: no
+/// scheduler at all, just `(a(), b())` behind one branch on a flag that is never set.
+/// The branch alone matters because both ways out of it produce the results, and the
+/// code after `join` must merge them: the compiler can then no longer turn the call of
+/// `b` (in tree-sum: the right child) into a loop, as it does in `sum_seq`, so every
+/// node costs a call of its own.
+#[inline(always)]
+fn branch_join<RA, RB>(a: impl FnOnce() -> RA, b: impl FnOnce() -> RB) -> (RA, RB) {
+    if NEVER.load(Ordering::Relaxed) {
+        return run_elsewhere(a, b);
+    }
+    (a(), b())
+}
+
+#[cold]
+#[inline(never)]
+fn run_elsewhere<RA, RB>(a: impl FnOnce() -> RA, b: impl FnOnce() -> RB) -> (RA, RB) {
+    let rb = b();
+    (a(), rb)
+}
+
+fn sum_branch_floor(node: &Node) -> i64 {
+    let value = node.value;
+    match (&node.left, &node.right) {
+        (Some(left), Some(right)) => {
+            let (l, r) = branch_join(|| sum_branch_floor(left), || sum_branch_floor(right));
+            value.wrapping_add(l).wrapping_add(r)
+        }
+        (Some(child), None) | (None, Some(child)) => value.wrapping_add(sum_branch_floor(child)),
+        (None, None) => value,
+    }
+}
+
 fn fib(n: u64) -> u64 {
     if n <= 1 {
         return n;
@@ -89,6 +132,7 @@ fn median(values: &mut [f64]) -> f64 {
 
 /// Usage: `fork_overhead [NODES[,NODES...]] [THREADS...]`.
 fn main() {
+    NEVER.store(std::env::args().len() > 1000, Ordering::Relaxed);
     let mut args = std::env::args().skip(1);
     let sizes: Vec<i64> = match args.next() {
         Some(list) => list
@@ -138,25 +182,32 @@ fn main() {
                 .build()
                 .unwrap();
             let before = pool.stats();
-            let (mut seq, mut par, mut ratios) = pool.install(|| {
+            let (mut seq, mut par, mut ratios, mut floor_ratios) = pool.install(|| {
                 assert_eq!(sum_join(&tree), expected);
+                assert_eq!(sum_branch_floor(&tree), expected);
                 let mut seq = Vec::with_capacity(pairs);
                 let mut par = Vec::with_capacity(pairs);
+                let mut floor = Vec::with_capacity(pairs);
                 for _ in 0..pairs {
                     seq.push(sample(reps, &|| sum_seq(black_box(&tree))));
                     par.push(sample(reps, &|| sum_join(black_box(&tree))));
+                    floor.push(sample(reps, &|| sum_branch_floor(black_box(&tree))));
                 }
-                let ratios: Vec<f64> = par.iter().zip(&seq).map(|(p, s)| p / s).collect();
-                (seq, par, ratios)
+                let ratio_to_seq = |times: &[f64]| -> Vec<f64> {
+                    times.iter().zip(&seq).map(|(t, s)| t / s).collect()
+                };
+                let (ratios, floor_ratios) = (ratio_to_seq(&par), ratio_to_seq(&floor));
+                (seq, par, ratios, floor_ratios)
             });
             let delta = pool.stats().since(&before).total();
             let per_node = |ns: f64| ns / nodes as f64;
             println!(
                 "{nodes:>10} nodes  x{n:<2}  seq {:.3} ns/node, sumac {:.3} ns/node (medians of {pairs}); \
-                 median pair ratio {:.3}x seq (promotions {}, shared {})",
+                 median pair ratio {:.3}x seq; branch floor {:.3}x seq (promotions {}, shared {})",
                 per_node(median(&mut seq)),
                 per_node(median(&mut par)),
                 median(&mut ratios),
+                median(&mut floor_ratios),
                 delta.promotions,
                 delta.shared_jobs_run
             );
