@@ -34,6 +34,18 @@ pub struct Row {
     pub ratio_to_seq: f64,
 }
 
+impl Row {
+    /// The row's median and fastest time per unit and its median per run, formatted,
+    /// for a row of `units` units.
+    fn times(&self, units: f64) -> [String; 3] {
+        [
+            fmt_ns(self.median_ns / units),
+            fmt_ns(self.min_ns / units),
+            fmt_ns(self.median_ns),
+        ]
+    }
+}
+
 /// The CSV header, exactly.
 pub const CSV_HEADER: &str =
     "bench,size,impl,threads,param,min_ns,median_ns,max_ns,per_unit_ns,ratio_to_seq";
@@ -138,17 +150,11 @@ pub fn table(res: &ExperimentResult) -> String {
         "ratio"
     );
     for r in &res.rows {
-        let units = plan.units as f64;
+        let [median, min, per_run] = r.times(plan.units as f64);
         let _ = writeln!(
             s,
-            "{:<12} {:>7} {:>8} {:>12} {:>12} {:>12} {:>8.3}",
-            r.imp,
-            r.threads,
-            r.param,
-            fmt_ns(r.median_ns / units),
-            fmt_ns(r.min_ns / units),
-            fmt_ns(r.median_ns),
-            r.ratio_to_seq
+            "{:<12} {:>7} {:>8} {median:>12} {min:>12} {per_run:>12} {:>8.3}",
+            r.imp, r.threads, r.param, r.ratio_to_seq
         );
     }
     if res.skipped_runs > 0 {
@@ -217,15 +223,13 @@ pub fn markdown(res: &ExperimentResult) -> String {
     );
     let _ = writeln!(s, "|---|---:|{}---:|---:|---:|---:|", cell("---:"));
     for r in &res.rows {
+        let [median, min, per_run] = r.times(units);
         let _ = writeln!(
             s,
-            "| {} | {} |{} {} | {} | {} | {:.3} |",
+            "| {} | {} |{} {median} | {min} | {per_run} | {:.3} |",
             r.imp,
             r.threads,
             cell(&r.param),
-            fmt_ns(r.median_ns / units),
-            fmt_ns(r.min_ns / units),
-            fmt_ns(r.median_ns),
             r.ratio_to_seq
         );
     }
