@@ -127,6 +127,10 @@ pub(crate) struct WorkerThread {
     /// The pool has a single worker: nobody could ever take a fork, so `join` calls both
     /// closures directly.
     pub(crate) solo: bool,
+    /// How many un-run forks `join` keeps on `jobs`: `MAX_RECORDED_FORKS`, or 0 in a
+    /// one-thread pool, so that the fork path tests one number for both reasons to call
+    /// the closures directly.
+    pub(crate) record_limit: usize,
     pub(crate) jobs: JobList,
     /// How many more forks get an old stamp (the top of a promoted job, see `run_shared`).
     old_forks_left: Cell<u8>,
@@ -542,8 +546,10 @@ fn pause_until(registry: &Registry, deadline: Option<Instant>) {
 fn worker_main(registry: Arc<Registry>, index: usize) {
     // Divided first, so that a huge interval (`Duration::MAX`) cannot overflow.
     let promotion_gap = registry.heartbeat_interval / 4 * 3;
+    let solo = registry.num_threads() == 1;
     let worker = WorkerThread {
-        solo: registry.num_threads() == 1,
+        solo,
+        record_limit: if solo { 0 } else { MAX_RECORDED_FORKS },
         jobs: JobList::new(),
         old_forks_left: Cell::new(0),
         forks: CachePadded::new(AtomicU64::new(0)),
