@@ -128,7 +128,11 @@ where
     RB: Send,
 {
     worker.count_fork();
-    if worker.jobs.len() < worker.record_limit {
+    let record = match size {
+        ForkSize::Unknown => worker.should_record(),
+        ForkSize::Big | ForkSize::Small => worker.should_record_measured(),
+    };
+    if record {
         // Laid out away from the direct calls below: in a one-thread pool they are the
         // only path, and elsewhere most forks take them too (see `MAX_RECORDED_FORKS`).
         cold_path();
@@ -182,6 +186,7 @@ where
     if frame.header().share.load(Ordering::Relaxed) == LOCAL {
         // SAFETY: LOCAL means the frame is still on our list, where `push` put it.
         unsafe { worker.jobs.pop_pushed(job.0, older) };
+        worker.joined_recorded_fork();
         // SAFETY: the frame was on our list, so nobody else ran or will run it.
         let b = unsafe { frame.take_func() };
         return match result_a {

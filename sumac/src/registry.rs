@@ -13,6 +13,9 @@
 //! Nobody but the owner ever looks at the list. Since heartbeats share the *oldest*
 //! forks, a worker records a fork only while fewer than `MAX_RECORDED_FORKS` (3) wait on
 //! its list; other forks, and every fork of a one-thread pool, are two direct calls.
+//! Until a heartbeat arrives, a fork joined off the list also gives up its slot, so a
+//! computation shorter than an interval (whose forks could never be shared) records
+//! only the top three forks of each subtree it enters with an empty list.
 //!
 //! **Heartbeats share the oldest fork.** The heartbeat thread sets every busy worker's
 //! flag once per interval (default 100 µs) — but only while some worker is idle and some
@@ -127,10 +130,14 @@ pub(crate) struct WorkerThread {
     /// The pool has a single worker: nobody could ever take a fork, so `join` calls both
     /// closures directly.
     pub(crate) solo: bool,
-    /// How many un-run forks `join` keeps on `jobs`: `MAX_RECORDED_FORKS`, or 0 in a
-    /// one-thread pool, so that the fork path tests one number for both reasons to call
-    /// the closures directly.
-    pub(crate) record_limit: usize,
+    /// `join` records a fork only while fewer jobs than this wait on `jobs`: at most
+    /// `MAX_RECORDED_FORKS`, always 0 in a one-thread pool, so that the fork path tests
+    /// one number for every reason to call the closures directly. Between heartbeats it
+    /// also shrinks as recorded forks are joined (see [`WorkerThread::joined_recorded_fork`]).
+    record_limit: Cell<usize>,
+    /// A heartbeat (or request) arrived since this worker's list was last emptied by a
+    /// join: the work under way has lasted, and every joined fork's slot is refilled.
+    recording_lasts: Cell<bool>,
     pub(crate) jobs: JobList,
     /// How many more forks get an old stamp (the top of a promoted job, see `run_shared`).
     old_forks_left: Cell<u8>,
@@ -549,7 +556,8 @@ fn worker_main(registry: Arc<Registry>, index: usize) {
     let solo = registry.num_threads() == 1;
     let worker = WorkerThread {
         solo,
-        record_limit: if solo { 0 } else { MAX_RECORDED_FORKS },
+        record_limit: Cell::new(if solo { 0 } else { MAX_RECORDED_FORKS }),
+        recording_lasts: Cell::new(false),
         jobs: JobList::new(),
         old_forks_left: Cell::new(0),
         forks: CachePadded::new(AtomicU64::new(0)),
@@ -602,6 +610,41 @@ impl WorkerThread {
         bump(&self.forks, 1);
     }
 
+    /// Whether `join` should record its fork (rather than call both closures directly):
+    /// fewer jobs wait on the list than the current limit.
+    #[inline(always)]
+    pub(crate) fn should_record(&self) -> bool {
+        self.jobs.len() < self.record_limit.get()
+    }
+
+    /// Whether a fork whose size a parallel loop measured should be recorded: up to
+    /// `MAX_RECORDED_FORKS` whatever the budget of plain forks (a loop splits only at a
+    /// heartbeat, to share the half, which must therefore be on the list).
+    #[inline(always)]
+    pub(crate) fn should_record_measured(&self) -> bool {
+        !self.solo && self.jobs.len() < MAX_RECORDED_FORKS
+    }
+
+    /// `join` took a recorded fork back off the list to run it inline.
+    ///
+    /// Work that has not lasted through a heartbeat records only the first
+    /// `MAX_RECORDED_FORKS` forks since the list was last empty: each fork joined before
+    /// a heartbeat gives up its slot instead of letting the next fork be recorded. A fork
+    /// is shared only after it waited through a whole interval, so the forks of a
+    /// computation shorter than that are never shared, and recording them all (about a
+    /// quarter of the forks of a 1,000-node tree) only costs time. The first heartbeat
+    /// restores every slot; so does an empty list.
+    #[inline(always)]
+    pub(crate) fn joined_recorded_fork(&self) {
+        if self.jobs.is_empty() {
+            self.recording_lasts.set(false);
+            self.record_limit.set(MAX_RECORDED_FORKS);
+        } else if !self.recording_lasts.get() {
+            self.record_limit
+                .set(self.record_limit.get().saturating_sub(1));
+        }
+    }
+
     /// The fork path's heartbeat check: one relaxed load and a cold branch.
     #[inline(always)]
     pub(crate) fn poll_heartbeat(&self) {
@@ -618,6 +661,10 @@ impl WorkerThread {
         let shared = self.shared();
         shared.heartbeat.store(false, Ordering::Relaxed);
         bump(&shared.counters.heartbeats, 1);
+        if !self.solo {
+            self.recording_lasts.set(true);
+            self.record_limit.set(MAX_RECORDED_FORKS);
+        }
         let registry = &*self.registry;
         let epoch = registry.heartbeat_epoch();
         // Only jobs that waited through a whole interval (two ticks) are worth sharing:
@@ -873,5 +920,63 @@ mod tests {
             &[LONG_AGO; MAX_RECORDED_FORKS]
         );
         assert_ne!(stamps.1[MAX_RECORDED_FORKS], LONG_AGO);
+    }
+
+    /// The length of the calling worker's list.
+    fn list_len() -> usize {
+        // SAFETY: only called on workers, whose thread-local pointer is live.
+        unsafe { &*WorkerThread::current() }.jobs.len()
+    }
+
+    /// Runs `levels` levels of nested joins (2^levels - 1 forks) on a worker and returns
+    /// how many of those forks were recorded on its list. (With no heartbeat ticking,
+    /// no fork is old enough to be shared, so everything runs on the calling worker.)
+    fn recorded_forks(levels: u32) -> usize {
+        if levels == 0 {
+            return 0;
+        }
+        let before = list_len();
+        let (a, b) = crate::join(
+            || usize::from(list_len() > before) + recorded_forks(levels - 1),
+            || recorded_forks(levels - 1),
+        );
+        a + b
+    }
+
+    /// A computation that no heartbeat interrupted records only the top
+    /// `MAX_RECORDED_FORKS` forks of each subtree it enters with an empty list (3 per
+    /// level of a balanced tree's right spine); once a heartbeat arrived, every joined
+    /// fork's slot is refilled.
+    #[test]
+    fn only_work_that_lasts_through_a_heartbeat_keeps_recording_forks() {
+        const LEVELS: u32 = 9;
+        let bound = MAX_RECORDED_FORKS * LEVELS as usize;
+        let pool = ThreadPoolBuilder::new()
+            .num_threads(2)
+            .heartbeat_interval(Duration::from_secs(3600))
+            .build()
+            .unwrap();
+        let lasting = pool.install(|| {
+            // SAFETY: `install` runs this on a worker of the pool.
+            let worker = unsafe { &*WorkerThread::current() };
+            worker.shared().heartbeat.store(true, Ordering::Relaxed);
+            recorded_forks(LEVELS)
+        });
+        assert!(
+            lasting > bound,
+            "{lasting} forks recorded after a heartbeat"
+        );
+        // The idle worker may ask for work (raising our flag) while it spins after the
+        // pool starts; retry until a run saw no heartbeat or request at all.
+        let quiet = (0..1000).find_map(|_| {
+            let before = pool.stats().total().heartbeats;
+            let recorded = pool.install(|| recorded_forks(LEVELS));
+            (pool.stats().total().heartbeats == before).then_some(recorded)
+        });
+        let quiet = quiet.expect("some run saw no heartbeat");
+        assert!(
+            (MAX_RECORDED_FORKS..=bound).contains(&quiet),
+            "{quiet} forks recorded without a heartbeat"
+        );
     }
 }
