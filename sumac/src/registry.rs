@@ -618,8 +618,9 @@ impl WorkerThread {
     }
 
     /// Whether a fork whose size a parallel loop measured should be recorded: up to
-    /// `MAX_RECORDED_FORKS` whatever the budget of plain forks (a loop splits only at a
-    /// heartbeat, to share the half, which must therefore be on the list).
+    /// `MAX_RECORDED_FORKS` whatever the budget of plain forks. A loop splits only to
+    /// share the upper half (at a heartbeat, or at once when one item is expensive), so
+    /// the half must be on the list.
     #[inline(always)]
     pub(crate) fn should_record_measured(&self) -> bool {
         !self.solo && self.jobs.len() < MAX_RECORDED_FORKS
