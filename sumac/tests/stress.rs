@@ -1,10 +1,15 @@
 //! Stress tests with a 1 µs heartbeat: random fork trees against their sequential value,
-//! and drop counting across the sharing paths.
+//! and drop counting across the sharing paths. One more property runs the random trees
+//! at a 20 µs heartbeat, where many joins finish before any heartbeat: a worker then
+//! switches between recording only the top forks of its work (before a heartbeat) and
+//! recording as usual (after one) in the middle of a tree, with spawned jobs on its list.
 mod common;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use common::{stress_pool, DropCounter};
+use std::time::Duration;
+
+use common::{pool_with_heartbeat, stress_pool, DropCounter};
 use proptest::prelude::*;
 
 /// A random fork tree: leaves carry values, inner nodes join their children.
@@ -75,6 +80,22 @@ proptest! {
         let pool = stress_pool(threads);
         let expected = eval_seq(&tree);
         for _ in 0..4 {
+            prop_assert_eq!(pool.install(|| eval_par(&tree)), expected);
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 32, ..ProptestConfig::default() })]
+
+    #[test]
+    fn random_fork_trees_match_sequential_at_a_20us_heartbeat(
+        tree in tree_strategy(),
+        threads in 2usize..5,
+    ) {
+        let pool = pool_with_heartbeat(threads, Duration::from_micros(20));
+        let expected = eval_seq(&tree);
+        for _ in 0..8 {
             prop_assert_eq!(pool.install(|| eval_par(&tree)), expected);
         }
     }

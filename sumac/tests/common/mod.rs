@@ -8,11 +8,16 @@ use std::time::Duration;
 /// A pool whose heartbeat fires every microsecond, so that the sharing paths (promotion,
 /// stealing, reclaiming, waiting) run all the time.
 pub fn stress_pool(threads: usize) -> sumac::ThreadPool {
+    pool_with_heartbeat(threads, Duration::from_micros(1))
+}
+
+/// A pool of `threads` workers whose heartbeat fires every `interval`.
+pub fn pool_with_heartbeat(threads: usize, interval: Duration) -> sumac::ThreadPool {
     sumac::ThreadPoolBuilder::new()
         .num_threads(threads)
-        .heartbeat_interval(Duration::from_micros(1))
+        .heartbeat_interval(interval)
         .build()
-        .expect("build stress pool")
+        .expect("build pool")
 }
 
 /// A shared 4-thread pool with a 1 µs heartbeat in which parallel loops are also forced
