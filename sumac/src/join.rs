@@ -139,8 +139,8 @@ where
         return join_recorded(worker, a, b, size);
     }
     // Nobody could take `b` (one thread), or older forks are already recorded and a
-    // heartbeat shares the oldest first: call both closures directly. (A one-thread
-    // pool's heartbeat finds nobody waiting for work, so polling there costs a load.)
+    // heartbeat shares the oldest first: call both closures directly. (Nothing ever
+    // raises a one-thread pool's flag, so polling there costs one load.)
     worker.poll_heartbeat();
     match panic::catch_unwind(AssertUnwindSafe(a)) {
         Ok(ra) => (ra, b()),

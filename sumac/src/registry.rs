@@ -638,12 +638,22 @@ impl WorkerThread {
     #[inline(always)]
     pub(crate) fn joined_recorded_fork(&self) {
         if self.jobs.is_empty() {
-            self.recording_lasts.set(false);
-            self.record_limit.set(MAX_RECORDED_FORKS);
+            self.restore_recording(false);
         } else if !self.recording_lasts.get() {
             self.record_limit
                 .set(self.record_limit.get().saturating_sub(1));
         }
+    }
+
+    /// Gives the fork path all `MAX_RECORDED_FORKS` slots again; `lasting` says whether
+    /// joined forks keep their slots from now on (after a heartbeat) or give them up.
+    /// Never reached in a one-thread pool, which records nothing and has neither a
+    /// heartbeat thread nor another worker to raise its flag.
+    #[inline]
+    fn restore_recording(&self, lasting: bool) {
+        debug_assert!(!self.solo, "a one-thread pool never records forks");
+        self.recording_lasts.set(lasting);
+        self.record_limit.set(MAX_RECORDED_FORKS);
     }
 
     /// The fork path's heartbeat check: one relaxed load and a cold branch.
@@ -662,10 +672,7 @@ impl WorkerThread {
         let shared = self.shared();
         shared.heartbeat.store(false, Ordering::Relaxed);
         bump(&shared.counters.heartbeats, 1);
-        if !self.solo {
-            self.recording_lasts.set(true);
-            self.record_limit.set(MAX_RECORDED_FORKS);
-        }
+        self.restore_recording(true);
         let registry = &*self.registry;
         let epoch = registry.heartbeat_epoch();
         // Only jobs that waited through a whole interval (two ticks) are worth sharing:
