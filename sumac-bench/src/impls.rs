@@ -171,7 +171,7 @@ pub struct RunOutcome {
     /// Scheduler activity (sumac only).
     pub activity: Option<SumacActivity>,
     /// Timeline events recorded by sumac (feature `trace`, when requested).
-    pub trace: Vec<crate::trace::WorkerEvent>,
+    pub trace: Vec<sumac::trace::Event>,
 }
 
 /// A thread pool of one implementation, built once per thread count.
@@ -317,11 +317,11 @@ fn drain_trace(pool: &sumac::ThreadPool) {
 fn drain_trace(_pool: &sumac::ThreadPool) {}
 
 #[cfg(feature = "trace")]
-fn take_trace(pool: &sumac::ThreadPool) -> Vec<crate::trace::WorkerEvent> {
-    crate::trace::convert(pool.take_trace())
+fn take_trace(pool: &sumac::ThreadPool) -> Vec<sumac::trace::Event> {
+    crate::trace::truncate(pool.take_trace())
 }
 
 #[cfg(not(feature = "trace"))]
-fn take_trace(_pool: &sumac::ThreadPool) -> Vec<crate::trace::WorkerEvent> {
+fn take_trace(_pool: &sumac::ThreadPool) -> Vec<sumac::trace::Event> {
     Vec::new()
 }

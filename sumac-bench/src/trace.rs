@@ -1,33 +1,7 @@
 //! sumac timelines as Chrome trace-event JSON (open in Perfetto or chrome://tracing).
 
 use serde_json::{json, Value};
-
-/// What a worker did (mirrors `sumac::trace::EventKind`, available without the feature).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[cfg_attr(not(feature = "trace"), allow(dead_code))]
-pub enum Kind {
-    /// A shared job started on this worker.
-    JobStart,
-    /// That job finished.
-    JobEnd,
-    /// A fork was promoted (made stealable).
-    Promotion,
-    /// The worker went to sleep.
-    Sleep,
-    /// The worker woke up.
-    Wake,
-}
-
-/// One event of one worker.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct WorkerEvent {
-    /// Worker index in its pool.
-    pub worker: usize,
-    /// What happened.
-    pub kind: Kind,
-    /// Nanoseconds since a process-wide epoch.
-    pub time_ns: u64,
-}
+use sumac::trace::{Event, EventKind};
 
 /// The timeline of one sumac run (one pool, thread count and parameter).
 #[derive(Clone, Debug)]
@@ -35,7 +9,7 @@ pub struct TraceRun {
     /// Shown as the process name in the viewer.
     pub label: String,
     /// Events, in any order.
-    pub events: Vec<WorkerEvent>,
+    pub events: Vec<Event>,
 }
 
 /// Most events kept per run, so a long run cannot produce a file no viewer opens.
@@ -45,26 +19,11 @@ pub const MAX_EVENTS_PER_RUN: usize = 1_000_000;
 /// Most events written in one file (later runs keep only their process name).
 pub const MAX_EVENTS_PER_FILE: usize = 4_000_000;
 
-/// Converts sumac's recorded events (feature `trace`), keeping the first
-/// [`MAX_EVENTS_PER_RUN`].
+/// Keeps the first [`MAX_EVENTS_PER_RUN`] of sumac's recorded events (feature `trace`).
 #[cfg(feature = "trace")]
-pub fn convert(events: Vec<sumac::trace::Event>) -> Vec<WorkerEvent> {
-    use sumac::trace::EventKind as E;
+pub fn truncate(mut events: Vec<Event>) -> Vec<Event> {
+    events.truncate(MAX_EVENTS_PER_RUN);
     events
-        .into_iter()
-        .take(MAX_EVENTS_PER_RUN)
-        .map(|e| WorkerEvent {
-            worker: e.worker,
-            kind: match e.kind {
-                E::JobStart => Kind::JobStart,
-                E::JobEnd => Kind::JobEnd,
-                E::Promotion => Kind::Promotion,
-                E::Sleep => Kind::Sleep,
-                E::Wake => Kind::Wake,
-            },
-            time_ns: e.time_ns,
-        })
-        .collect()
 }
 
 /// Builds the Chrome trace-event JSON document: one process per run, one thread
@@ -95,7 +54,7 @@ pub fn chrome_json(runs: &[TraceRun]) -> Value {
         // Open job / sleep start times per worker.
         let mut open_jobs: Vec<Vec<u64>> = vec![Vec::new(); workers];
         let mut open_sleep: Vec<Option<u64>> = vec![None; workers];
-        let instant = |name: &str, e: &WorkerEvent| json!({"name": name, "ph": "i", "s": "t", "pid": pid, "tid": e.worker, "ts": us(e.time_ns)});
+        let instant = |name: &str, e: &Event| json!({"name": name, "ph": "i", "s": "t", "pid": pid, "tid": e.worker, "ts": us(e.time_ns)});
         let slice = |name: &str, w: usize, start: u64, end: u64| {
             json!({"name": name, "ph": "X", "pid": pid, "tid": w, "ts": us(start),
                    "dur": (end - start) as f64 / 1e3})
@@ -103,36 +62,36 @@ pub fn chrome_json(runs: &[TraceRun]) -> Value {
         for e in &events {
             let w = e.worker;
             match e.kind {
-                Kind::JobStart => open_jobs[w].push(e.time_ns),
-                Kind::JobEnd => match open_jobs[w].pop() {
+                EventKind::JobStart => open_jobs[w].push(e.time_ns),
+                EventKind::JobEnd => match open_jobs[w].pop() {
                     Some(start) => out.push(slice("job", w, start, e.time_ns)),
                     None => out.push(instant("job end", e)),
                 },
-                Kind::Sleep => {
+                EventKind::Sleep => {
                     if let Some(start) = open_sleep[w].replace(e.time_ns) {
                         out.push(instant(
                             "sleep",
-                            &WorkerEvent {
+                            &Event {
                                 time_ns: start,
                                 ..*e
                             },
                         ));
                     }
                 }
-                Kind::Wake => match open_sleep[w].take() {
+                EventKind::Wake => match open_sleep[w].take() {
                     Some(start) => out.push(slice("sleep", w, start, e.time_ns)),
                     None => out.push(instant("wake", e)),
                 },
-                Kind::Promotion => out.push(instant("promotion", e)),
+                EventKind::Promotion => out.push(instant("promotion", e)),
             }
         }
         for (w, starts) in open_jobs.iter().enumerate() {
             for &t in starts {
                 out.push(instant(
                     "job start",
-                    &WorkerEvent {
+                    &Event {
                         worker: w,
-                        kind: Kind::JobStart,
+                        kind: EventKind::JobStart,
                         time_ns: t,
                     },
                 ));
@@ -142,9 +101,9 @@ pub fn chrome_json(runs: &[TraceRun]) -> Value {
             if let Some(t) = *start {
                 out.push(instant(
                     "sleep",
-                    &WorkerEvent {
+                    &Event {
                         worker: w,
-                        kind: Kind::Sleep,
+                        kind: EventKind::Sleep,
                         time_ns: t,
                     },
                 ));
@@ -160,7 +119,7 @@ mod tests {
 
     #[test]
     fn pairs_become_slices() {
-        let ev = |worker, kind, time_ns| WorkerEvent {
+        let ev = |worker, kind, time_ns| Event {
             worker,
             kind,
             time_ns,
@@ -168,10 +127,10 @@ mod tests {
         let run = TraceRun {
             label: "t".into(),
             events: vec![
-                ev(1, Kind::JobEnd, 3000),
-                ev(1, Kind::JobStart, 1000),
-                ev(0, Kind::Promotion, 500),
-                ev(0, Kind::Sleep, 4000),
+                ev(1, EventKind::JobEnd, 3000),
+                ev(1, EventKind::JobStart, 1000),
+                ev(0, EventKind::Promotion, 500),
+                ev(0, EventKind::Sleep, 4000),
             ],
         };
         let v = chrome_json(&[run]);

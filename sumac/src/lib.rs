@@ -44,7 +44,6 @@ mod sync;
 pub mod iter;
 pub mod prelude;
 pub mod slice;
-#[cfg(feature = "trace")]
 pub mod trace;
 
 #[cfg(all(test, loom))]

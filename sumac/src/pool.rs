@@ -466,6 +466,16 @@ impl ThreadPool {
 
     /// Drains the scheduling events recorded by this pool's workers so far, sorted by
     /// time (cargo feature `trace`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let pool = sumac::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+    /// pool.install(|| sumac::join(|| 1, || 2));
+    /// for event in pool.take_trace() {
+    ///     println!("worker {}: {:?} at {} ns", event.worker, event.kind, event.time_ns);
+    /// }
+    /// ```
     #[cfg(feature = "trace")]
     pub fn take_trace(&self) -> Vec<crate::trace::Event> {
         self.registry.take_trace()

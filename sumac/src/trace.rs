@@ -1,12 +1,14 @@
-//! Per-worker event timeline (cargo feature `trace`).
+//! Per-worker event timeline.
 //!
-//! Each worker appends to its own buffer; [`ThreadPool::take_trace`] drains them all.
-//! Only scheduling events are recorded (shared jobs, promotions, sleeps, wake-ups), never
+//! The event types are always available, so that tools can process timelines without
+//! enabling anything; the recording itself needs the cargo feature `trace`. With it, each
+//! worker appends to its own buffer and `ThreadPool::take_trace` drains them all. Only
+//! scheduling events are recorded (shared jobs, promotions, sleeps, wake-ups), never
 //! individual forks, and without the feature the recording calls compile to nothing.
-//!
-//! [`ThreadPool::take_trace`]: crate::ThreadPool::take_trace
 
+#[cfg(feature = "trace")]
 use std::sync::{Mutex, OnceLock, PoisonError};
+#[cfg(feature = "trace")]
 use std::time::Instant;
 
 /// What a worker did.
@@ -35,17 +37,20 @@ pub struct Event {
     pub time_ns: u64,
 }
 
+#[cfg(feature = "trace")]
 fn epoch() -> Instant {
     static EPOCH: OnceLock<Instant> = OnceLock::new();
     *EPOCH.get_or_init(Instant::now)
 }
 
 /// One worker's event buffer.
+#[cfg(feature = "trace")]
 #[derive(Default)]
 pub(crate) struct TraceBuffer {
     events: Mutex<Vec<Event>>,
 }
 
+#[cfg(feature = "trace")]
 impl TraceBuffer {
     pub(crate) fn new() -> Self {
         let _ = epoch();
