@@ -275,6 +275,34 @@ impl<P: Producer> Producer for RevProducer<P> {
 
 // ------------------------------------------------------------------ skip, take
 
+/// One side of a producer split at an index.
+#[derive(Clone, Copy)]
+enum Side {
+    Lower,
+    Upper,
+}
+
+/// Splits the base producer at `n` (or its length) and hands on the `keep` side: the
+/// upper one for `skip`, the lower one for `take`. The other side is dropped after the
+/// callback returns, so a `Vec` source drops the items nobody asked for exactly once.
+struct SplitAtCallback<CB> {
+    callback: CB,
+    n: usize,
+    keep: Side,
+}
+
+impl<T, CB: ProducerCallback<T>> ProducerCallback<T> for SplitAtCallback<CB> {
+    type Output = CB::Output;
+    fn callback<P: Producer<Item = T>>(self, base: P) -> CB::Output {
+        let n = self.n.min(base.len());
+        let (lower, upper) = base.split_at(n);
+        match self.keep {
+            Side::Lower => self.callback.callback(lower),
+            Side::Upper => self.callback.callback(upper),
+        }
+    }
+}
+
 /// The iterator returned by [`IndexedParallelIterator::skip`].
 #[derive(Clone, Debug)]
 #[must_use = "parallel iterators are lazy and do nothing unless consumed"]
@@ -297,23 +325,11 @@ impl<I: IndexedParallelIterator> IndexedParallelIterator for Skip<I> {
         self.base.len() - self.n
     }
     fn with_producer<CB: ProducerCallback<I::Item>>(self, callback: CB) -> CB::Output {
-        return self.base.with_producer(Callback {
+        self.base.with_producer(SplitAtCallback {
             callback,
             n: self.n,
-        });
-
-        struct Callback<CB> {
-            callback: CB,
-            n: usize,
-        }
-        impl<T, CB: ProducerCallback<T>> ProducerCallback<T> for Callback<CB> {
-            type Output = CB::Output;
-            fn callback<P: Producer<Item = T>>(self, base: P) -> CB::Output {
-                let n = self.n.min(base.len());
-                let (_skipped, rest) = base.split_at(n);
-                self.callback.callback(rest)
-            }
-        }
+            keep: Side::Upper,
+        })
     }
 }
 
@@ -339,23 +355,11 @@ impl<I: IndexedParallelIterator> IndexedParallelIterator for Take<I> {
         self.n
     }
     fn with_producer<CB: ProducerCallback<I::Item>>(self, callback: CB) -> CB::Output {
-        return self.base.with_producer(Callback {
+        self.base.with_producer(SplitAtCallback {
             callback,
             n: self.n,
-        });
-
-        struct Callback<CB> {
-            callback: CB,
-            n: usize,
-        }
-        impl<T, CB: ProducerCallback<T>> ProducerCallback<T> for Callback<CB> {
-            type Output = CB::Output;
-            fn callback<P: Producer<Item = T>>(self, base: P) -> CB::Output {
-                let n = self.n.min(base.len());
-                let (kept, _rest) = base.split_at(n);
-                self.callback.callback(kept)
-            }
-        }
+            keep: Side::Lower,
+        })
     }
 }
 

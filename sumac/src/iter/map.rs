@@ -316,91 +316,68 @@ where
     }
 }
 
-/// The iterator returned by [`ParallelIterator::copied`].
-#[derive(Clone, Debug)]
-#[must_use = "parallel iterators are lazy and do nothing unless consumed"]
-pub struct Copied<I> {
-    base: I,
+/// Defines `Copied` and `Cloned`: one adaptor over `&T` items that differs only in the
+/// bound on `T` and the [`MapOp`] applied.
+macro_rules! ref_item_adaptor {
+    ($(#[$attr:meta])* $name:ident, $bound:path, $op:expr) => {
+        $(#[$attr])*
+        #[derive(Clone, Debug)]
+        #[must_use = "parallel iterators are lazy and do nothing unless consumed"]
+        pub struct $name<I> {
+            base: I,
+        }
+
+        impl<I> $name<I> {
+            pub(super) fn new(base: I) -> Self {
+                $name { base }
+            }
+        }
+
+        impl<'a, T, I> ParallelIterator for $name<I>
+        where
+            I: ParallelIterator<Item = &'a T>,
+            T: 'a + $bound + Send,
+        {
+            type Item = T;
+            fn drive_unindexed<C: Consumer<T>>(self, consumer: C) -> C::Result {
+                drive_mapped(self.base, $op, consumer)
+            }
+            fn opt_len(&self) -> Option<usize> {
+                self.base.opt_len()
+            }
+            fn index_span(&self) -> usize {
+                self.base.index_span()
+            }
+        }
+
+        impl<'a, T, I> IndexedParallelIterator for $name<I>
+        where
+            I: IndexedParallelIterator<Item = &'a T>,
+            T: 'a + $bound + Send,
+        {
+            fn len(&self) -> usize {
+                self.base.len()
+            }
+            fn with_producer<CB: ProducerCallback<T>>(self, callback: CB) -> CB::Output {
+                with_mapped_producer(self.base, $op, callback)
+            }
+        }
+    };
 }
 
-impl<I> Copied<I> {
-    pub(super) fn new(base: I) -> Self {
-        Copied { base }
-    }
-}
+ref_item_adaptor!(
+    /// The iterator returned by [`ParallelIterator::copied`].
+    Copied,
+    Copy,
+    CopyOp
+);
 
-impl<'a, T, I> ParallelIterator for Copied<I>
-where
-    I: ParallelIterator<Item = &'a T>,
-    T: 'a + Copy + Send,
-{
-    type Item = T;
-    fn drive_unindexed<C: Consumer<T>>(self, consumer: C) -> C::Result {
-        drive_mapped(self.base, CopyOp, consumer)
-    }
-    fn opt_len(&self) -> Option<usize> {
-        self.base.opt_len()
-    }
-    fn index_span(&self) -> usize {
-        self.base.index_span()
-    }
-}
-
-impl<'a, T, I> IndexedParallelIterator for Copied<I>
-where
-    I: IndexedParallelIterator<Item = &'a T>,
-    T: 'a + Copy + Send,
-{
-    fn len(&self) -> usize {
-        self.base.len()
-    }
-    fn with_producer<CB: ProducerCallback<T>>(self, callback: CB) -> CB::Output {
-        with_mapped_producer(self.base, CopyOp, callback)
-    }
-}
-
-/// The iterator returned by [`ParallelIterator::cloned`].
-#[derive(Clone, Debug)]
-#[must_use = "parallel iterators are lazy and do nothing unless consumed"]
-pub struct Cloned<I> {
-    base: I,
-}
-
-impl<I> Cloned<I> {
-    pub(super) fn new(base: I) -> Self {
-        Cloned { base }
-    }
-}
-
-impl<'a, T, I> ParallelIterator for Cloned<I>
-where
-    I: ParallelIterator<Item = &'a T>,
-    T: 'a + Clone + Send,
-{
-    type Item = T;
-    fn drive_unindexed<C: Consumer<T>>(self, consumer: C) -> C::Result {
-        drive_mapped(self.base, CloneOp, consumer)
-    }
-    fn opt_len(&self) -> Option<usize> {
-        self.base.opt_len()
-    }
-    fn index_span(&self) -> usize {
-        self.base.index_span()
-    }
-}
-
-impl<'a, T, I> IndexedParallelIterator for Cloned<I>
-where
-    I: IndexedParallelIterator<Item = &'a T>,
-    T: 'a + Clone + Send,
-{
-    fn len(&self) -> usize {
-        self.base.len()
-    }
-    fn with_producer<CB: ProducerCallback<T>>(self, callback: CB) -> CB::Output {
-        with_mapped_producer(self.base, CloneOp, callback)
-    }
-}
+ref_item_adaptor!(
+    /// The iterator returned by [`ParallelIterator::cloned`].
+    Cloned,
+    Clone,
+    CloneOp
+);
 
 /// The iterator returned by [`ParallelIterator::inspect`].
 #[derive(Clone, Debug)]
