@@ -1,5 +1,6 @@
 //! Drop accounting when closures panic midway (every item dropped exactly once: no leak,
-//! no double drop), and panic propagation from `for_each`, `map` and `reduce`.
+//! no double drop), and panic propagation from `for_each`, `map`, `reduce` and the inner
+//! loops of `flat_map`.
 mod common;
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -138,6 +139,32 @@ fn unindexed_collect_with_panicking_filter() {
         })
     });
     assert!(r.is_err());
+    ledger.assert_balanced();
+}
+
+#[test]
+fn flat_map_collect_with_a_panicking_inner_loop() {
+    let ledger = Ledger::new(N * 4);
+    let r = quiet(|| {
+        pool().install(|| {
+            (0..N)
+                .into_par_iter()
+                .flat_map(|i| {
+                    let ledger = &ledger;
+                    (0..4).into_par_iter().map(move |j| {
+                        if i == 300 && j == 2 {
+                            panic!("inner boom");
+                        }
+                        ledger.make(4 * i + j)
+                    })
+                })
+                .collect::<Vec<_>>()
+        })
+    });
+    match r {
+        Ok(_) => panic!("the inner panic was lost"),
+        Err(e) => assert_eq!(message(e), "inner boom"),
+    }
     ledger.assert_balanced();
 }
 

@@ -127,6 +127,27 @@ fn nested_loops_split_and_stay_correct() {
     assert_eq!(sums, expected);
 }
 
+/// A single outer item whose inner loop is long: the inner loop of `flat_map` splits at
+/// heartbeats like any other, so its items spread over the workers.
+#[test]
+fn the_inner_loop_of_flat_map_spreads_over_workers() {
+    let pool = pool(4);
+    let threads: Vec<Option<usize>> = pool.install(|| {
+        (0..1u32)
+            .into_par_iter()
+            .flat_map(|_| {
+                (0..4000).into_par_iter().map(|_| {
+                    spin(5);
+                    sumac::current_thread_index()
+                })
+            })
+            .collect()
+    });
+    assert_eq!(threads.len(), 4000);
+    let distinct: HashSet<Option<usize>> = threads.into_iter().collect();
+    assert!(distinct.len() > 1, "only {distinct:?} ran the inner loop");
+}
+
 #[test]
 fn an_expensive_body_is_split_after_the_first_item() {
     // Two items of ~20 ms each: the second must run on another worker while the first

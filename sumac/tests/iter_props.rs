@@ -132,6 +132,49 @@ proptest! {
     }
 
     #[test]
+    fn flattening_adaptors(v in small_vec(), m in 2i32..50) {
+        on_pool(|| {
+            let inner = |x: i32| 0..x.rem_euclid(7);
+            let seq: Vec<i32> = v.iter().flat_map(|&x| inner(x)).collect();
+            prop_assert_eq!(
+                v.par_iter().flat_map(|&x| inner(x).into_par_iter()).collect::<Vec<_>>(),
+                seq.clone()
+            );
+            // Inner loops with adaptors of their own, and an ordered non-commutative reduction.
+            prop_assert_eq!(
+                v.par_iter()
+                    .flat_map(|&x| inner(x).into_par_iter().map(move |y| vec![x, y]))
+                    .reduce(Vec::new, |mut a, b| { a.extend(b); a }),
+                v.iter().flat_map(|&x| inner(x).map(move |y| vec![x, y])).flatten().collect::<Vec<_>>()
+            );
+            prop_assert_eq!(
+                v.par_iter().flat_map(|&x| inner(x)).filter(|y| y % 2 == 1).count(),
+                seq.iter().filter(|&&y| y % 2 == 1).count()
+            );
+            let target = m % 7;
+            let tagged = |&x: &i32| inner(x).into_par_iter().map(move |y| (x, y));
+            let seq_tagged: Vec<(i32, i32)> = v.iter().flat_map(|&x| inner(x).map(move |y| (x, y))).collect();
+            prop_assert_eq!(
+                v.par_iter().flat_map(tagged).find_first(|&(_, y)| y == target),
+                seq_tagged.iter().copied().find(|&(_, y)| y == target)
+            );
+            prop_assert_eq!(
+                v.par_iter().flat_map(tagged).find_last(|&(_, y)| y == target),
+                seq_tagged.iter().copied().rfind(|&(_, y)| y == target)
+            );
+            prop_assert_eq!(
+                v.par_iter().flat_map(tagged).any(|(_, y)| y == target),
+                seq_tagged.iter().any(|&(_, y)| y == target)
+            );
+            let rows: Vec<Vec<i32>> = v.chunks(1 + m as usize % 5).map(|c| c.to_vec()).collect();
+            prop_assert_eq!(rows.clone().into_par_iter().flatten().collect::<Vec<_>>(), v.clone());
+            prop_assert_eq!(rows.par_iter().flatten_iter().copied().collect::<Vec<_>>(), v.clone());
+            prop_assert_eq!(rows.par_iter().flatten().copied().collect::<Vec<_>>(), v.clone());
+            Ok(())
+        })?;
+    }
+
+    #[test]
     fn stateful_adaptors(v in small_vec()) {
         on_pool(|| {
             let seq: Vec<i32> = v.iter().map(|x| x + 5).collect();

@@ -232,3 +232,35 @@ where
         self.base.index_span()
     }
 }
+
+/// The iterator returned by [`ParallelIterator::flatten_iter`].
+#[derive(Clone, Debug)]
+#[must_use = "parallel iterators are lazy and do nothing unless consumed"]
+pub struct FlattenIter<I> {
+    base: I,
+}
+
+impl<I> FlattenIter<I> {
+    pub(super) fn new(base: I) -> Self {
+        FlattenIter { base }
+    }
+}
+
+impl<I> ParallelIterator for FlattenIter<I>
+where
+    I: ParallelIterator,
+    I::Item: IntoIterator,
+    <I::Item as IntoIterator>::Item: Send,
+{
+    type Item = <I::Item as IntoIterator>::Item;
+    fn drive_unindexed<C: Consumer<Self::Item>>(self, consumer: C) -> C::Result {
+        let identity = |item: I::Item| item;
+        self.base.drive_unindexed(BlockConsumer {
+            base: consumer,
+            op: FlatMapIterOp(&identity),
+        })
+    }
+    fn index_span(&self) -> usize {
+        self.base.index_span()
+    }
+}

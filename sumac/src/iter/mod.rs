@@ -30,6 +30,7 @@ mod collect;
 mod extend;
 mod filter;
 mod find;
+mod flat_map;
 mod fold;
 mod indexed;
 mod map;
@@ -42,7 +43,8 @@ mod unzip;
 pub mod vec;
 
 pub use self::chain::Chain;
-pub use self::filter::{Filter, FilterMap, FlatMapIter};
+pub use self::filter::{Filter, FilterMap, FlatMapIter, FlattenIter};
+pub use self::flat_map::{FlatMap, Flatten};
 pub use self::fold::{Fold, FoldWith};
 pub use self::indexed::{Enumerate, MaxLen, MinLen, Rev, Skip, StepBy, Take, Zip};
 pub use self::map::{Cloned, Copied, Inspect, Map, MapInit, MapWith};
@@ -562,6 +564,62 @@ pub trait ParallelIterator: Sized + Send {
         SI::Item: Send,
     {
         FlatMapIter::new(self, map_op)
+    }
+
+    /// Maps every item to a parallel iterator and flattens the results, in order. The
+    /// inner loops split at heartbeats like the outer one, so a few large inner
+    /// iterators still spread over the pool. When the inner sequences are short, prefer
+    /// [`flat_map_iter`](ParallelIterator::flat_map_iter): it does not start a parallel
+    /// loop per item.
+    ///
+    /// ```
+    /// use sumac::prelude::*;
+    /// let v: Vec<u32> = (1..4u32).into_par_iter().flat_map(|n| 0..n).collect();
+    /// assert_eq!(v, [0, 0, 1, 0, 1, 2]);
+    /// let pairs = (0..100u64).into_par_iter()
+    ///     .flat_map(|i| (0..i).into_par_iter().map(move |j| i * j))
+    ///     .count();
+    /// assert_eq!(pairs, 4950);
+    /// ```
+    fn flat_map<F, PI>(self, map_op: F) -> FlatMap<Self, F>
+    where
+        F: Fn(Self::Item) -> PI + Sync + Send,
+        PI: IntoParallelIterator,
+    {
+        FlatMap::new(self, map_op)
+    }
+
+    /// Flattens items that are themselves parallel iterators (or convertible into them),
+    /// in order.
+    ///
+    /// ```
+    /// use sumac::prelude::*;
+    /// let rows = vec![vec![1, 2], vec![], vec![3]];
+    /// let flat: Vec<i32> = rows.into_par_iter().flatten().collect();
+    /// assert_eq!(flat, [1, 2, 3]);
+    /// ```
+    fn flatten(self) -> Flatten<Self>
+    where
+        Self::Item: IntoParallelIterator,
+    {
+        Flatten::new(self)
+    }
+
+    /// Flattens items that are sequential iterators (or convertible into them), in
+    /// order; each item's iterator runs sequentially on one worker.
+    ///
+    /// ```
+    /// use sumac::prelude::*;
+    /// let rows = vec![vec![1, 2], vec![], vec![3]];
+    /// let flat: Vec<i32> = rows.into_par_iter().flatten_iter().collect();
+    /// assert_eq!(flat, [1, 2, 3]);
+    /// ```
+    fn flatten_iter(self) -> FlattenIter<Self>
+    where
+        Self::Item: IntoIterator,
+        <Self::Item as IntoIterator>::Item: Send,
+    {
+        FlattenIter::new(self)
     }
 
     /// Folds the items of every sequential piece into one value, starting from
