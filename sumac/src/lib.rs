@@ -152,4 +152,13 @@ impl HeartbeatPoll {
         // the worker for the life of the thread) or is a static; the handle is `!Send`.
         unsafe { self.flag.as_ref() }.load(std::sync::atomic::Ordering::Relaxed)
     }
+
+    /// Handles a pending heartbeat without forking: the worker shares its oldest pending
+    /// forks if anyone waits for work (for a loop that has nothing new to fork).
+    pub(crate) fn serve(&self) {
+        // SAFETY: a non-null thread-local pointer refers to this thread's live worker.
+        if let Some(worker) = unsafe { WorkerThread::current().as_ref() } {
+            worker.poll_heartbeat();
+        }
+    }
 }

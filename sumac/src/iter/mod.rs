@@ -35,6 +35,7 @@ mod fold;
 mod indexed;
 mod map;
 pub mod option;
+mod par_bridge;
 pub mod range;
 pub mod range_inclusive;
 mod reduce;
@@ -48,6 +49,7 @@ pub use self::flat_map::{FlatMap, Flatten};
 pub use self::fold::{Fold, FoldWith};
 pub use self::indexed::{Enumerate, MaxLen, MinLen, Rev, Skip, StepBy, Take, Zip};
 pub use self::map::{Cloned, Copied, Inspect, Map, MapInit, MapWith};
+pub use self::par_bridge::{IterBridge, ParallelBridge};
 
 use self::plumbing::{BridgeCallback, Consumer, ProducerCallback};
 

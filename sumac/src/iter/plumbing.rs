@@ -225,8 +225,9 @@ const MAX_BLOCK: usize = 1 << 16;
 /// 1,000-item loop of cheap items thus runs in two blocks and reads the clock twice.
 const MAX_FIRST_GROWTH: u64 = 1024;
 
+/// The next block size after a block of `block` items took `ticks` clock ticks.
 #[inline]
-fn adapt(block: usize, ticks: u64) -> usize {
+pub(crate) fn adapt(block: usize, ticks: u64) -> usize {
     let ticks = ticks.max(1);
     if block == 1 && ticks < GROW_BELOW / 16 {
         (16 * GROW_BELOW / ticks).clamp(2, MAX_FIRST_GROWTH) as usize
@@ -347,11 +348,11 @@ where
 }
 
 /// A cheap monotonic tick counter for sizing blocks.
-mod clock {
+pub(crate) mod clock {
     /// The time-stamp counter (cycles at a constant rate).
     #[cfg(target_arch = "x86_64")]
     #[inline(always)]
-    pub(super) fn ticks() -> u64 {
+    pub(crate) fn ticks() -> u64 {
         // SAFETY: `rdtsc` exists on every x86_64 processor, takes no operand and touches
         // no memory; the value is only used as a hint for block sizes.
         unsafe { core::arch::x86_64::_rdtsc() }
@@ -360,7 +361,7 @@ mod clock {
     /// Nanoseconds since the first call (fallback for other architectures).
     #[cfg(not(target_arch = "x86_64"))]
     #[inline]
-    pub(super) fn ticks() -> u64 {
+    pub(crate) fn ticks() -> u64 {
         use std::sync::OnceLock;
         use std::time::Instant;
         static EPOCH: OnceLock<Instant> = OnceLock::new();

@@ -1,0 +1,161 @@
+//! `par_bridge`: a parallel iterator fed by a sequential [`Iterator`].
+//!
+//! The source sits behind a mutex. A *puller* takes a block of items under the lock,
+//! folds them outside it, and repeats until the source is exhausted. There is one puller
+//! at the start; when a heartbeat (or an idle worker's request) reaches a puller, it
+//! forks a second puller with [`join`](crate::join), marked as worth sharing at once
+//! since the source's length is unknown. Both then pull from the same source, and their
+//! results are reduced left then right.
+//!
+//! A puller forks again only after its last forked sibling has started (on another
+//! worker: unstolen, the sibling could only start after this puller returned, with
+//! nothing left to pull). So every nested fork on a worker's stack stands for a puller
+//! running somewhere else, and the nesting stays below the number of workers however
+//! long the source runs. Blocks start at one item and grow while a block is quick to
+//! fold, up to [`MAX_PULL_BLOCK`] items, so the lock is taken rarely for cheap items and
+//! an expensive item never holds others back.
+
+use std::iter::Fuse;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+
+use super::plumbing::{self, Consumer, Folder, Reducer};
+use super::ParallelIterator;
+use crate::join::{join_hinted, ForkSize};
+use crate::HeartbeatPoll;
+
+/// The most items a puller takes from the source per lock.
+const MAX_PULL_BLOCK: usize = 256;
+
+/// Conversion of a sequential iterator into a parallel one: `iter.par_bridge()`.
+///
+/// Items are handed to the workers as they come out of the iterator, so their order is
+/// *not* kept: `collect` gathers them in some order, and `find_first`/`find_last` return
+/// some match (prefer `find_any`). Use an indexed source (a range, a slice, a `Vec`)
+/// where there is one; a bridge serialises every `next()` call behind a lock.
+///
+/// ```
+/// use std::sync::mpsc::channel;
+/// use sumac::prelude::*;
+///
+/// let (sender, receiver) = channel();
+/// for i in 0..100u64 {
+///     sender.send(i).unwrap();
+/// }
+/// drop(sender);
+/// let mut squares: Vec<u64> = receiver.into_iter().par_bridge().map(|i| i * i).collect();
+/// squares.sort();
+/// assert_eq!(squares, (0..100u64).map(|i| i * i).collect::<Vec<_>>());
+/// ```
+pub trait ParallelBridge: Sized {
+    /// Turns `self` into a parallel iterator.
+    fn par_bridge(self) -> IterBridge<Self>;
+}
+
+impl<T> ParallelBridge for T
+where
+    T: Iterator + Send,
+    T::Item: Send,
+{
+    fn par_bridge(self) -> IterBridge<Self> {
+        IterBridge { iter: self }
+    }
+}
+
+/// The iterator returned by [`ParallelBridge::par_bridge`].
+#[derive(Clone, Debug)]
+#[must_use = "parallel iterators are lazy and do nothing unless consumed"]
+pub struct IterBridge<I> {
+    iter: I,
+}
+
+impl<I> ParallelIterator for IterBridge<I>
+where
+    I: Iterator + Send,
+    I::Item: Send,
+{
+    type Item = I::Item;
+    fn drive_unindexed<C: Consumer<I::Item>>(self, consumer: C) -> C::Result {
+        let iter = self.iter;
+        crate::in_worker_single_aware(move |single_thread| {
+            if single_thread {
+                // Nothing could run beside us: fold the source directly, with no lock.
+                return consumer.into_folder().consume_iter(iter).complete();
+            }
+            let source = Mutex::new(iter.fuse());
+            pull(&source, consumer, None)
+        })
+    }
+    /// The items have no positions: every piece of the loop covers the empty range.
+    fn index_span(&self) -> usize {
+        0
+    }
+}
+
+/// One puller: folds blocks taken from `source` until it is exhausted (or the consumer
+/// needs no more). `sibling_started` is the flag of the last puller this one forked.
+fn pull<I, C>(
+    source: &Mutex<Fuse<I>>,
+    consumer: C,
+    sibling_started: Option<&AtomicBool>,
+) -> C::Result
+where
+    I: Iterator + Send,
+    I::Item: Send,
+    C: Consumer<I::Item>,
+{
+    let poll = HeartbeatPoll::current();
+    let mut folder = consumer.into_folder();
+    let mut block = 1usize;
+    let mut items = Vec::new();
+    loop {
+        if folder.full() {
+            return folder.complete();
+        }
+        if poll.pending() || plumbing::hooks::force_split() {
+            if sibling_started.is_none_or(|started| started.load(Ordering::Relaxed)) {
+                let (prefix, rest) = C::detach(folder, 0);
+                let reducer = rest.to_reducer();
+                return reducer.reduce(prefix, fork_puller(source, rest));
+            }
+            // Our last fork still waits: let the heartbeat share it (or older forks).
+            poll.serve();
+        }
+        // A poisoned lock means the source panicked in `next()`: that panic is on its way
+        // up through a `join`, and the source's state is unknown, so stop pulling.
+        let Ok(mut guard) = source.lock() else {
+            return folder.complete();
+        };
+        items.extend(guard.by_ref().take(block));
+        drop(guard);
+        if items.is_empty() {
+            return folder.complete();
+        }
+        let start = plumbing::clock::ticks();
+        folder = folder.consume_iter(items.drain(..));
+        let ticks = plumbing::clock::ticks().wrapping_sub(start);
+        block = plumbing::adapt(block, ticks).min(MAX_PULL_BLOCK);
+    }
+}
+
+/// Splits `consumer` into this puller's continuation and a new puller, forked so that an
+/// idle worker can take it at once.
+fn fork_puller<I, C>(source: &Mutex<Fuse<I>>, consumer: C) -> C::Result
+where
+    I: Iterator + Send,
+    I::Item: Send,
+    C: Consumer<I::Item>,
+{
+    let reducer = consumer.to_reducer();
+    let (left, right) = consumer.split_at(0);
+    let started = AtomicBool::new(false);
+    let (left, right) = join_hinted(
+        || pull(source, left, Some(&started)),
+        || {
+            started.store(true, Ordering::Relaxed);
+            pull(source, right, None)
+        },
+        ForkSize::Big,
+    );
+    reducer.reduce(left, right)
+}
