@@ -7,8 +7,8 @@
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use crate::registry::Registry;
-use crate::sync::{self, AtomicBool, Condvar, Mutex};
+use crate::registry::{Registry, WorkerThread};
+use crate::sync::{self, AtomicBool, AtomicUsize, Condvar, Mutex};
 
 /// A one-shot completion signal.
 pub(crate) trait Latch {
@@ -85,5 +85,102 @@ impl Latch for WorkerLatch {
         // SAFETY: as above; we do not touch `*this` after this store.
         unsafe { (*this).done.store(true, Ordering::Release) };
         registry.queue.wake(index);
+    }
+}
+
+/// A count of outstanding work (a scope's spawned jobs, plus one for its body) with the
+/// thread that waits for it to reach zero: the decrement that reaches zero wakes it.
+///
+/// The owner is the thread that created the latch: a worker (of any pool), which keeps
+/// running its pool's jobs while it waits and is woken through that pool's queue, or a
+/// thread outside every pool, which blocks on a [`LockLatch`].
+pub(crate) struct CountLatch {
+    pending: AtomicUsize,
+    owner: CountOwner,
+}
+
+enum CountOwner {
+    Worker {
+        registry: Arc<Registry>,
+        index: usize,
+    },
+    Thread(LockLatch),
+}
+
+impl CountLatch {
+    /// A latch with a count of one (the owner's own share), owned by the calling thread.
+    pub(crate) fn for_current_thread() -> Self {
+        // SAFETY: a non-null thread-local pointer refers to this thread's live worker.
+        let owner = match unsafe { WorkerThread::current().as_ref() } {
+            Some(worker) => CountOwner::Worker {
+                registry: Arc::clone(worker.registry()),
+                index: worker.index(),
+            },
+            None => CountOwner::Thread(LockLatch::new()),
+        };
+        CountLatch {
+            pending: AtomicUsize::new(1),
+            owner,
+        }
+    }
+
+    /// A latch owned by a thread outside every pool (for the loom models).
+    #[cfg(all(loom, test))]
+    pub(crate) fn for_thread() -> Self {
+        CountLatch {
+            pending: AtomicUsize::new(1),
+            owner: CountOwner::Thread(LockLatch::new()),
+        }
+    }
+
+    /// Counts one more piece of outstanding work (while the count is above zero).
+    pub(crate) fn increment(&self) {
+        self.pending.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// One piece of work finished; the last one wakes the owner.
+    ///
+    /// # Safety
+    /// `this` is live. Once the count reaches zero, a worker owner may free it at once,
+    /// and a thread owner once its lock latch is set; neither is touched after that.
+    pub(crate) unsafe fn decrement(this: *const Self) {
+        // SAFETY: live until the decrement below.
+        match unsafe { &(*this).owner } {
+            CountOwner::Worker { registry, index } => {
+                // Keep the owner's registry alive for the wake-up: once the count is zero
+                // the owner may return and drop its pool.
+                let (registry, index) = (Arc::clone(registry), *index);
+                // SAFETY: live until this decrement; not touched after it.
+                if unsafe { (*this).pending.fetch_sub(1, Ordering::AcqRel) } == 1 {
+                    registry.queue.wake(index);
+                }
+            }
+            CountOwner::Thread(latch) => {
+                let latch: *const LockLatch = latch;
+                // SAFETY: live until this decrement, and beyond it until the lock latch is
+                // set: a thread owner waits for that latch, never for the count.
+                if unsafe { (*this).pending.fetch_sub(1, Ordering::AcqRel) } == 1 {
+                    // SAFETY: as above; `set` does not touch the latch after waking.
+                    unsafe { LockLatch::set(latch) };
+                }
+            }
+        }
+    }
+
+    /// The owner drops its own share and waits until the count is zero. Everything the
+    /// other decrements published happens before this returns.
+    pub(crate) fn release_and_wait(&self) {
+        if self.pending.fetch_sub(1, Ordering::AcqRel) == 1 {
+            return;
+        }
+        match &self.owner {
+            CountOwner::Worker { .. } => {
+                // SAFETY: a worker owner is the calling thread (the latch's creator), a
+                // live worker.
+                let worker = unsafe { &*WorkerThread::current() };
+                worker.wait_until(|| self.pending.load(Ordering::Acquire) == 0);
+            }
+            CountOwner::Thread(latch) => latch.wait(),
+        }
     }
 }

@@ -54,7 +54,7 @@ pub use crate::pool::{
     ThreadPool, ThreadPoolBuildError, ThreadPoolBuildErrorKind, ThreadPoolBuilder,
     DEFAULT_HEARTBEAT_INTERVAL,
 };
-pub use crate::scope::{scope, Scope};
+pub use crate::scope::{in_place_scope, scope, Scope};
 pub use crate::spawn::spawn;
 pub use crate::stats::{PoolStats, WorkerStats};
 

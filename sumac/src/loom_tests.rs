@@ -5,7 +5,7 @@
 //!
 //! `Registry` and `WorkerThread` use std threads and thread-locals, so they cannot run
 //! under loom. The protocol pieces they drive — [`SharedQueue`], [`JoinFrame`],
-//! [`StackJob`], [`HeapJob`], [`LockLatch`] and the `share` state machine — are built
+//! [`StackJob`], [`HeapJob`], [`LockLatch`], [`CountLatch`] and the `share` state machine — are built
 //! only from `crate::sync` types, so the models below drive those pieces directly, with
 //! small functions that mirror, step by step, what the production callers do:
 //!
@@ -38,7 +38,7 @@ use loom::thread;
 
 use crate::job::{HeapJob, JobHeader, JobRef, JoinFrame, StackJob, DONE, LOCAL, QUEUED, TAKEN};
 use crate::job_list::JobList;
-use crate::latch::{Latch, LockLatch};
+use crate::latch::{CountLatch, Latch, LockLatch};
 use crate::shared_queue::SharedQueue;
 
 // ---------------------------------------------------------------------------------------
@@ -487,6 +487,43 @@ fn loom_stack_job_lock_latch() {
         );
         terminate(&queue, &terminating);
         worker.join().unwrap();
+    });
+}
+
+/// Mirrors an `in_place_scope` owned by a thread outside every pool: the body spawned two
+/// jobs (`increment`), which finish on two other threads (`decrement`, as in
+/// `Scope::job_finished`) while the owner drops its own share and waits
+/// (`release_and_wait`, as in `Scope::complete`). The owner returns only after both jobs'
+/// writes, whichever decrement reaches zero, and no wake-up is lost.
+#[test]
+fn loom_scope_count_latch_thread_owner() {
+    model(None, || {
+        let latch = Arc::new(CountLatch::for_thread());
+        let slots = [Slot::new(), Slot::new()];
+        let jobs: Vec<_> = slots
+            .iter()
+            .enumerate()
+            .map(|(i, slot)| {
+                latch.increment();
+                let (latch, slot) = (Arc::clone(&latch), Arc::clone(slot));
+                thread::spawn(move || {
+                    slot.write(i + 1);
+                    note(format_args!("job {i} finished"));
+                    // SAFETY: the latch is live (the `Arc` holds it).
+                    unsafe { CountLatch::decrement(Arc::as_ptr(&latch)) };
+                })
+            })
+            .collect();
+        latch.release_and_wait();
+        note(format_args!("owner returned"));
+        assert_eq!(
+            (slots[0].read(), slots[1].read()),
+            (1, 2),
+            "every job's write happened before the owner returned"
+        );
+        for job in jobs {
+            job.join().unwrap();
+        }
     });
 }
 

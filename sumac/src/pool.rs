@@ -424,6 +424,31 @@ impl ThreadPool {
         self.install(|| scope(op))
     }
 
+    /// [`in_place_scope`](crate::in_place_scope) with this pool: `op` runs on the calling
+    /// thread, and the closures it spawns run on this pool.
+    ///
+    /// ```
+    /// let pool = sumac::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+    /// let mut parts = [0, 0];
+    /// let caller = std::thread::current().id();
+    /// pool.in_place_scope(|s| {
+    ///     assert_eq!(std::thread::current().id(), caller);
+    ///     let (left, right) = parts.split_at_mut(1);
+    ///     s.spawn(|_| left[0] = 1);
+    ///     s.spawn(|_| right[0] = 2);
+    /// });
+    /// assert_eq!(parts, [1, 2]);
+    /// ```
+    ///
+    /// # Panics
+    /// As [`scope`](crate::scope()).
+    pub fn in_place_scope<'scope, OP, R>(&self, op: OP) -> R
+    where
+        OP: FnOnce(&Scope<'scope>) -> R,
+    {
+        crate::scope::in_place_scope_in(&self.registry, op)
+    }
+
     /// [`spawn`](crate::spawn) on this pool.
     ///
     /// ```

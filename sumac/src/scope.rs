@@ -2,25 +2,30 @@
 //!
 //! A spawned closure is boxed into a heap job and pushed on the spawning worker's own
 //! list (plain stores, like a fork); heartbeats share it like any other job. The scope
-//! counts its outstanding jobs; when the scope's body returns, its worker keeps running
-//! jobs (its own first) until the count is zero, and only then returns or re-raises a
-//! panic. The job that brings the count to zero wakes the scope's worker.
+//! counts its outstanding jobs, plus one for its body while that runs; when the body
+//! returns, the scope's owner keeps running jobs (its own first) until the count is
+//! zero, and only then returns or re-raises a panic. Whoever brings the count to zero
+//! wakes the owner.
+//!
+//! The owner is usually a worker of the scope's pool. [`in_place_scope`] may also have a
+//! worker of another pool as its owner (it works through its own pool's jobs while it
+//! waits), or a thread outside every pool (it blocks on a latch).
 
 use std::marker::PhantomData;
 use std::panic::{self, AssertUnwindSafe};
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use crate::job::{HeapJob, PanicPayload};
+use crate::latch::CountLatch;
 use crate::registry::{self, Registry, WorkerThread};
 
 /// A scope in which closures borrowing from outside may be spawned; see [`scope`].
 pub struct Scope<'scope> {
+    /// The pool the scope's jobs run on.
     registry: Arc<Registry>,
-    /// The worker that waits for the scope's jobs.
-    owner: usize,
-    /// Spawned jobs that have not finished.
-    pending: AtomicUsize,
+    /// Spawned jobs that have not finished, plus one while the body runs; the owner
+    /// (the thread that ran the body) waits on it.
+    jobs: CountLatch,
     /// The first panic of a spawned job.
     panic: Mutex<Option<PanicPayload>>,
     /// Invariant in `'scope`, as in Rayon.
@@ -34,15 +39,15 @@ type ScopeBody<'scope> = Box<dyn FnOnce(&Scope<'scope>) + Send + Sync + 'scope>;
 struct ScopePtr<'scope>(*const Scope<'scope>);
 
 // SAFETY: `Scope` is `Sync`, and the scope outlives all of its jobs (its owner waits for
-// `pending` to reach zero), so sending a pointer to it is like sending a `&Scope`.
+// `jobs` to reach zero), so sending a pointer to it is like sending a `&Scope`.
 unsafe impl Send for ScopePtr<'_> {}
 
 impl<'scope> Scope<'scope> {
-    fn new(worker: &WorkerThread) -> Self {
+    /// A scope whose jobs run on `registry`, owned by the calling thread.
+    fn new(registry: &Arc<Registry>) -> Self {
         Scope {
-            registry: Arc::clone(worker.registry()),
-            owner: worker.index(),
-            pending: AtomicUsize::new(0),
+            registry: Arc::clone(registry),
+            jobs: CountLatch::for_current_thread(),
             panic: Mutex::new(None),
             marker: PhantomData,
         }
@@ -79,11 +84,11 @@ impl<'scope> Scope<'scope> {
     where
         BODY: FnOnce(&Scope<'scope>) + Send + 'scope,
     {
-        self.pending.fetch_add(1, Ordering::Relaxed);
+        self.jobs.increment();
         let scope = ScopePtr(self);
         let job = HeapJob::into_job_ref(move || {
             let scope = scope;
-            // SAFETY: the scope is alive until `pending` reaches zero, which happens only
+            // SAFETY: the scope is alive until `jobs` reaches zero, which happens only
             // in `job_finished` below.
             let this = unsafe { &*scope.0 };
             if let Err(payload) = panic::catch_unwind(AssertUnwindSafe(|| body(this))) {
@@ -103,23 +108,19 @@ impl<'scope> Scope<'scope> {
         }
     }
 
-    /// A spawned job finished: decrement the count and wake the owner at zero.
+    /// A spawned job finished: count it, waking the owner if it was the last.
     ///
     /// # Safety
-    /// `this` is live; it may be freed by its owner right after the decrement.
+    /// `this` is live; it may be freed once the count reached zero.
     unsafe fn job_finished(this: *const Self) {
-        // SAFETY: live until the decrement; the registry is reached through an `Arc` that
-        // this worker also holds (jobs of a scope only run on its pool's workers), so it
-        // outlives the scope.
-        let (registry, owner) = unsafe { (Arc::clone(&(*this).registry), (*this).owner) };
-        // SAFETY: as above.
-        if unsafe { (*this).pending.fetch_sub(1, Ordering::AcqRel) } == 1 {
-            registry.queue.wake(owner);
-        }
+        // SAFETY: live until the count reaches zero, which `decrement` handles.
+        unsafe { CountLatch::decrement(&raw const (*this).jobs) };
     }
 
-    fn complete<R>(&self, worker: &WorkerThread, result: Result<R, PanicPayload>) -> R {
-        worker.wait_until(|| self.pending.load(Ordering::Acquire) == 0);
+    /// Called by the owner once the body returned: drops the body's count, waits for the
+    /// spawned jobs, and returns the body's result or re-raises the first panic.
+    fn complete<R>(&self, result: Result<R, PanicPayload>) -> R {
+        self.jobs.release_and_wait();
         let spawned_panic = self
             .panic
             .lock()
@@ -160,15 +161,46 @@ where
     OP: FnOnce(&Scope<'scope>) -> R + Send,
     R: Send,
 {
-    registry::in_worker(|worker| scope_on_worker(worker, op))
+    registry::in_worker(|worker| in_place_scope_in(worker.registry(), op))
 }
 
-pub(crate) fn scope_on_worker<'scope, OP, R>(worker: &WorkerThread, op: OP) -> R
+/// Creates a scope like [`scope`], but runs `op` on the calling thread instead of moving
+/// it into a pool; its spawned closures run on the current pool (the global pool when
+/// called from outside any pool). So `op` need not be `Send`, and a thread outside the
+/// pools keeps its own thread-local state while it spawns.
+///
+/// ```
+/// use std::cell::Cell;
+/// let local = Cell::new(0); // not `Sync`: `op` could not borrow it with `scope`
+/// let mut results = vec![0; 4];
+/// sumac::in_place_scope(|s| {
+///     for (i, slot) in results.iter_mut().enumerate() {
+///         s.spawn(move |_| *slot = i * i);
+///         local.set(local.get() + 1);
+///     }
+/// });
+/// assert_eq!((local.get(), results), (4, vec![0, 1, 4, 9]));
+/// ```
+///
+/// # Panics
+/// As [`scope`].
+pub fn in_place_scope<'scope, OP, R>(op: OP) -> R
 where
-    OP: FnOnce(&Scope<'scope>) -> R + Send,
-    R: Send,
+    OP: FnOnce(&Scope<'scope>) -> R,
 {
-    let scope = Scope::new(worker);
+    // SAFETY: a non-null thread-local pointer refers to this thread's live worker.
+    match unsafe { WorkerThread::current().as_ref() } {
+        Some(worker) => in_place_scope_in(worker.registry(), op),
+        None => in_place_scope_in(registry::global_registry(), op),
+    }
+}
+
+/// Runs `op` on the calling thread as the body of a scope whose jobs run on `registry`.
+pub(crate) fn in_place_scope_in<'scope, OP, R>(registry: &Arc<Registry>, op: OP) -> R
+where
+    OP: FnOnce(&Scope<'scope>) -> R,
+{
+    let scope = Scope::new(registry);
     let result = panic::catch_unwind(AssertUnwindSafe(|| op(&scope)));
-    scope.complete(worker, result)
+    scope.complete(result)
 }

@@ -222,3 +222,101 @@ fn spawn_inside_a_worker_goes_on_its_list_and_still_runs() {
     drop(sender);
     assert_eq!(receiver.iter().count(), 100);
 }
+
+/// `in_place_scope` from a thread outside every pool: the body runs on the caller, the
+/// spawned jobs on the pool's workers, and the caller blocks on a latch until the last
+/// job (transitively) finished. Many rounds on a 1 µs heartbeat, so the last job and
+/// the body's own completion race in both orders.
+#[test]
+fn in_place_scope_from_outside_runs_the_body_here_and_waits_for_every_job() {
+    let pool = stress_pool(4);
+    let caller = std::thread::current().id();
+    for round in 0..200 {
+        let count = AtomicUsize::new(0);
+        let on_workers = AtomicUsize::new(0);
+        let local = std::cell::Cell::new(0); // not `Sync`: the body must stay on this thread
+        pool.in_place_scope(|s| {
+            assert_eq!(std::thread::current().id(), caller);
+            for _ in 0..round % 7 {
+                local.set(local.get() + 1);
+                s.spawn(|s| {
+                    if sumac::current_thread_index().is_some() {
+                        on_workers.fetch_add(1, Ordering::SeqCst);
+                    }
+                    s.spawn(|_| {
+                        fib(6);
+                        count.fetch_add(1, Ordering::SeqCst);
+                    });
+                    count.fetch_add(1, Ordering::SeqCst);
+                });
+            }
+        });
+        assert_eq!(count.load(Ordering::SeqCst), 2 * (round % 7));
+        assert_eq!(on_workers.load(Ordering::SeqCst), round % 7);
+        assert_eq!(local.get(), round % 7);
+    }
+}
+
+#[test]
+fn in_place_scope_reraises_after_all_work_finished() {
+    let pool = stress_pool(3);
+    for _ in 0..20 {
+        let finished = AtomicUsize::new(0);
+        let result = panic::catch_unwind(AssertUnwindSafe(|| {
+            pool.in_place_scope(|s| {
+                s.spawn(|_| panic!("spawned"));
+                for _ in 0..6 {
+                    s.spawn(|_| {
+                        fib(12);
+                        finished.fetch_add(1, Ordering::SeqCst);
+                    });
+                }
+            })
+        }));
+        assert_eq!(result.unwrap_err().downcast_ref::<&str>(), Some(&"spawned"));
+        assert_eq!(finished.load(Ordering::SeqCst), 6);
+    }
+    // The free function, from outside any pool, uses the global pool.
+    let value = sumac::in_place_scope(|s| {
+        s.spawn(|_| assert!(sumac::current_thread_index().is_some()));
+        7
+    });
+    assert_eq!(value, 7);
+}
+
+/// A worker of one pool owns an `in_place_scope` whose jobs run on another pool: it
+/// waits by working through its own pool and is woken through its own queue.
+#[test]
+fn in_place_scope_across_pools() {
+    let outer = stress_pool(2);
+    let inner = sumac::ThreadPoolBuilder::new()
+        .num_threads(3)
+        .heartbeat_interval(std::time::Duration::from_micros(1))
+        .thread_name(|i| format!("inner-{i}"))
+        .build()
+        .unwrap();
+    for _ in 0..50 {
+        let names = std::sync::Mutex::new(Vec::new());
+        outer.install(|| {
+            let (a, b) = sumac::join(
+                || {
+                    inner.in_place_scope(|s| {
+                        for _ in 0..4 {
+                            s.spawn(|_| {
+                                let name = std::thread::current().name().map(String::from);
+                                names.lock().unwrap().push(name);
+                            });
+                        }
+                    })
+                },
+                || fib(10),
+            );
+            assert_eq!((a, b), ((), fib_seq(10)));
+        });
+        let names = names.into_inner().unwrap();
+        assert_eq!(names.len(), 4);
+        assert!(names
+            .iter()
+            .all(|n| n.as_deref().is_some_and(|n| n.starts_with("inner-"))));
+    }
+}
