@@ -60,6 +60,55 @@ where
     join_hinted(a, b, ForkSize::Unknown)
 }
 
+/// What a closure run by [`join_context`] learns about where it runs.
+#[derive(Clone, Copy, Debug)]
+pub struct FnContext {
+    migrated: bool,
+}
+
+impl FnContext {
+    /// True when the closure runs on another thread than the one that called
+    /// [`join_context`]: the second closure after an idle worker took it, or both
+    /// closures when `join_context` was called from outside any pool.
+    #[inline]
+    pub fn migrated(&self) -> bool {
+        self.migrated
+    }
+}
+
+/// [`join`], with each closure told whether it migrated to another thread (for example
+/// to pick a larger piece of work, or to allocate a thread-local buffer, only then).
+///
+/// ```
+/// let pool = sumac::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+/// let (a, b) = pool.install(|| {
+///     sumac::join_context(|ctx| ctx.migrated(), |ctx| ctx.migrated())
+/// });
+/// assert!(!a); // the first closure always runs on the calling worker
+/// let _ = b; // the second one migrated only if an idle worker took it
+/// ```
+///
+/// # Panics
+/// As [`join`].
+pub fn join_context<A, B, RA, RB>(a: A, b: B) -> (RA, RB)
+where
+    A: FnOnce(FnContext) -> RA + Send,
+    B: FnOnce(FnContext) -> RB + Send,
+    RA: Send,
+    RB: Send,
+{
+    // Compared by address only: the pointer is never dereferenced on another thread.
+    let caller = WorkerThread::current().addr();
+    let outside = caller == 0;
+    join(
+        move || a(FnContext { migrated: outside }),
+        move || {
+            let migrated = WorkerThread::current().addr() != caller;
+            b(FnContext { migrated })
+        },
+    )
+}
+
 /// What the caller of [`join_hinted`] knows about the size of `b`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum ForkSize {

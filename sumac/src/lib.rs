@@ -49,7 +49,7 @@ pub mod trace;
 #[cfg(all(test, loom))]
 mod loom_tests;
 
-pub use crate::join::join;
+pub use crate::join::{join, join_context, FnContext};
 pub use crate::pool::{
     ThreadPool, ThreadPoolBuildError, ThreadPoolBuildErrorKind, ThreadPoolBuilder,
     DEFAULT_HEARTBEAT_INTERVAL,

@@ -229,3 +229,42 @@ fn stats_count_every_fork_of_a_one_thread_pool() {
     let total = pool.stats().since(&before).total();
     assert_eq!(total.forks, 2 * (fib_seq(16) - 1));
 }
+
+/// A fork tree whose every closure checks that `migrated()` tells exactly whether it runs
+/// on another thread than its `join_context` caller; returns how many migrated.
+fn context_tree(depth: u32, mismatches: &AtomicUsize) -> usize {
+    if depth == 0 {
+        return 0;
+    }
+    let caller = std::thread::current().id();
+    let check = |ctx: sumac::FnContext| {
+        let moved = std::thread::current().id() != caller;
+        if ctx.migrated() != moved {
+            mismatches.fetch_add(1, Ordering::Relaxed);
+        }
+        usize::from(ctx.migrated())
+    };
+    let (a, b) = sumac::join_context(
+        |ctx| check(ctx) + context_tree(depth - 1, mismatches),
+        |ctx| check(ctx) + context_tree(depth - 1, mismatches),
+    );
+    a + b
+}
+
+#[test]
+fn join_context_reports_migration_exactly() {
+    let pool = stress_pool(4);
+    let mismatches = AtomicUsize::new(0);
+    let mut migrated = 0;
+    for _ in 0..200 {
+        migrated += pool.install(|| context_tree(10, &mismatches));
+        if migrated > 0 {
+            break;
+        }
+    }
+    assert_eq!(mismatches.load(Ordering::Relaxed), 0);
+    assert!(migrated > 0, "no closure ever migrated on a 1 µs heartbeat");
+    // From outside any pool, both closures run on the global pool: both migrated.
+    let (a, b) = sumac::join_context(|ctx| ctx.migrated(), |ctx| ctx.migrated());
+    assert!(a && b);
+}
