@@ -3,7 +3,7 @@
 //! folded and reduced in every way).
 mod common;
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap, HashSet, LinkedList, VecDeque};
 use std::num::Wrapping;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -289,6 +289,65 @@ proptest! {
                 v.par_iter().flat_map_iter(|&x| [x, x + 1]).find_last(|x| hit(x)),
                 v.iter().flat_map(|&x| [x, x + 1]).rev().find(|x| hit(x))
             );
+            Ok(())
+        })?;
+    }
+
+    #[test]
+    fn collection_sources(v in small_vec(), fronts in 0usize..40) {
+        on_pool(|| {
+            fn sorted<T: Ord>(mut v: Vec<T>) -> Vec<T> {
+                v.sort();
+                v
+            }
+            let map: HashMap<usize, i32> = v.iter().copied().enumerate().collect();
+            prop_assert_eq!(
+                sorted(map.par_iter().map(|(&k, &x)| (k, x)).collect::<Vec<_>>()),
+                sorted(map.iter().map(|(&k, &x)| (k, x)).collect::<Vec<_>>())
+            );
+            let mut doubled = map.clone();
+            doubled.par_iter_mut().for_each(|(_, x)| *x *= 2);
+            prop_assert!(doubled.iter().all(|(k, &x)| x == 2 * map[k]));
+            prop_assert_eq!(sorted(map.clone().into_par_iter().collect::<Vec<_>>()),
+                sorted(map.into_iter().collect::<Vec<_>>()));
+            let set: HashSet<i32> = v.iter().copied().collect();
+            prop_assert_eq!(set.par_iter().copied().collect::<HashSet<_>>(), set.clone());
+            prop_assert_eq!(set.clone().into_par_iter().collect::<HashSet<_>>(), set);
+            // Ordered collections keep their order.
+            let mut tree: BTreeMap<i32, usize> = v.iter().map(|&x| (x, 0)).collect();
+            prop_assert_eq!(tree.par_iter().map(|(&k, _)| k).collect::<Vec<_>>(),
+                tree.keys().copied().collect::<Vec<_>>());
+            tree.par_iter_mut().for_each(|(&k, n)| *n = k.unsigned_abs() as usize);
+            prop_assert!(tree.iter().all(|(&k, &n)| n == k.unsigned_abs() as usize));
+            prop_assert_eq!(tree.clone().into_par_iter().collect::<Vec<_>>(),
+                tree.into_iter().collect::<Vec<_>>());
+            let tree_set: BTreeSet<i32> = v.iter().copied().collect();
+            prop_assert_eq!(tree_set.par_iter().copied().collect::<Vec<_>>(),
+                tree_set.iter().copied().collect::<Vec<_>>());
+            prop_assert_eq!(tree_set.clone().into_par_iter().collect::<BTreeSet<_>>(), tree_set);
+            let mut list: LinkedList<i32> = v.iter().copied().collect();
+            list.par_iter_mut().for_each(|x| *x += 1);
+            prop_assert_eq!(list.par_iter().copied().collect::<Vec<_>>(),
+                v.iter().map(|x| x + 1).collect::<Vec<_>>());
+            prop_assert_eq!(list.into_par_iter().collect::<Vec<_>>(),
+                v.iter().map(|x| x + 1).collect::<Vec<_>>());
+            let heap: BinaryHeap<i32> = v.iter().copied().collect();
+            prop_assert_eq!(sorted(heap.par_iter().copied().collect::<Vec<_>>()), sorted(v.clone()));
+            prop_assert_eq!(heap.clone().into_par_iter().collect::<BinaryHeap<_>>().into_sorted_vec(),
+                heap.into_sorted_vec());
+            // A deque whose items wrap around its buffer (two slices).
+            let mut deque: VecDeque<i32> = v.iter().copied().skip(fronts.min(v.len())).collect();
+            for &x in v[..fronts.min(v.len())].iter().rev() {
+                deque.push_front(x);
+            }
+            prop_assert_eq!(deque.par_iter().copied().collect::<Vec<_>>(), v.clone());
+            prop_assert_eq!(deque.par_iter().rev().copied().collect::<Vec<_>>(),
+                v.iter().rev().copied().collect::<Vec<_>>());
+            deque.par_iter_mut().enumerate().for_each(|(i, x)| *x -= i as i32);
+            prop_assert!(deque.iter().enumerate().all(|(i, &x)| x == v[i] - i as i32));
+            prop_assert_eq!(deque.clone().into_par_iter().collect::<VecDeque<_>>(), deque.clone());
+            prop_assert_eq!(deque.into_par_iter().collect::<Vec<_>>(),
+                v.iter().enumerate().map(|(i, x)| x - i as i32).collect::<Vec<_>>());
             Ok(())
         })?;
     }

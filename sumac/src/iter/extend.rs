@@ -1,7 +1,7 @@
 //! [`FromParallelIterator`] and [`ParallelExtend`] for the standard collections.
 
 use std::borrow::Cow;
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, LinkedList};
+use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap, HashSet, LinkedList, VecDeque};
 use std::hash::{BuildHasher, Hash};
 
 use super::collect::{collect_list, collect_with_len, concat};
@@ -137,6 +137,16 @@ impl<K, V> ReserveFor for BTreeMap<K, V> {
 impl<T> ReserveFor for BTreeSet<T> {
     fn reserve_for(&mut self, _additional: usize) {}
 }
+impl<T> ReserveFor for VecDeque<T> {
+    fn reserve_for(&mut self, additional: usize) {
+        self.reserve(additional);
+    }
+}
+impl<T: Ord> ReserveFor for BinaryHeap<T> {
+    fn reserve_for(&mut self, additional: usize) {
+        self.reserve(additional);
+    }
+}
 impl ReserveFor for String {
     fn reserve_for(&mut self, _additional: usize) {}
 }
@@ -154,6 +164,10 @@ extend_via_list!(impl['a, K, V] BTreeMap<K, V>, (&'a K, &'a V),
     where K: Ord + Copy + Send + Sync + 'a, V: Copy + Send + Sync + 'a);
 extend_via_list!(impl[T] BTreeSet<T>, T, where T: Ord + Send);
 extend_via_list!(impl['a, T] BTreeSet<T>, &'a T, where T: Ord + Copy + Send + Sync + 'a);
+extend_via_list!(impl[T] VecDeque<T>, T, where T: Send);
+extend_via_list!(impl['a, T] VecDeque<T>, &'a T, where T: Copy + Send + Sync + 'a);
+extend_via_list!(impl[T] BinaryHeap<T>, T, where T: Ord + Send);
+extend_via_list!(impl['a, T] BinaryHeap<T>, &'a T, where T: Ord + Copy + Send + Sync + 'a);
 extend_via_list!(impl[] String, char, where);
 extend_via_list!(impl['a] String, &'a char, where);
 extend_via_list!(impl['a] String, &'a str, where);

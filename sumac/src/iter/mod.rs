@@ -27,6 +27,7 @@ pub mod plumbing;
 
 mod chain;
 mod collect;
+mod collections;
 mod extend;
 mod filter;
 mod find;

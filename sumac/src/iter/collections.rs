@@ -1,0 +1,101 @@
+//! Parallel iterators over the standard collections: `HashMap`, `HashSet`, `BTreeMap`,
+//! `BTreeSet`, `BinaryHeap`, `LinkedList` and `VecDeque`, by value, by reference and
+//! (where the collection allows it) by mutable reference.
+//!
+//! A `VecDeque` is two slices, so its reference iterators are a chain of two slice
+//! iterators: indexed, split anywhere at no cost. The other collections cannot be split
+//! without walking them, so their items (or references to them) are first gathered into
+//! a `Vec` in the collection's own order, in one sequential pass, and the loop runs over
+//! that `Vec` (Rayon does the same). Ordered collections therefore keep their order in
+//! `collect`, `find_first` and `reduce`.
+//!
+//! ```
+//! use std::collections::{BTreeMap, HashMap, VecDeque};
+//! use sumac::prelude::*;
+//!
+//! let ages: HashMap<&str, u32> = [("ann", 31), ("bob", 27)].into_iter().collect();
+//! assert_eq!(ages.par_iter().map(|(_, &age)| age).sum::<u32>(), 58);
+//!
+//! let mut scores: BTreeMap<u32, u32> = (0..10).map(|i| (i, i)).collect();
+//! scores.par_iter_mut().for_each(|(_, v)| *v *= 10);
+//! let keys: Vec<u32> = scores.into_par_iter().map(|(k, _)| k).collect();
+//! assert_eq!(keys, (0..10).collect::<Vec<_>>());
+//!
+//! let mut queue: VecDeque<i32> = (1..=3).collect();
+//! queue.push_front(0);
+//! assert_eq!(queue.par_iter().rev().copied().collect::<Vec<_>>(), [3, 2, 1, 0]);
+//! ```
+
+use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap, HashSet, LinkedList, VecDeque};
+
+use super::chain::Chain;
+use super::{slice, vec, IntoParallelIterator};
+
+/// Implements `IntoParallelIterator` for collections whose items are gathered into a
+/// `Vec` first.
+macro_rules! via_vec {
+    ($(impl[$($g:tt)*] $coll:ty => $item:ty;)*) => {$(
+        impl<$($g)*> IntoParallelIterator for $coll {
+            type Iter = vec::IntoIter<$item>;
+            type Item = $item;
+            fn into_par_iter(self) -> Self::Iter {
+                self.into_iter().collect::<Vec<_>>().into_par_iter()
+            }
+        }
+    )*};
+}
+
+via_vec! {
+    impl[K: Send, V: Send, S] HashMap<K, V, S> => (K, V);
+    impl['a, K: Sync, V: Sync, S] &'a HashMap<K, V, S> => (&'a K, &'a V);
+    impl['a, K: Sync, V: Send, S] &'a mut HashMap<K, V, S> => (&'a K, &'a mut V);
+    impl[T: Send, S] HashSet<T, S> => T;
+    impl['a, T: Sync, S] &'a HashSet<T, S> => &'a T;
+    impl[K: Send, V: Send] BTreeMap<K, V> => (K, V);
+    impl['a, K: Sync, V: Sync] &'a BTreeMap<K, V> => (&'a K, &'a V);
+    impl['a, K: Sync, V: Send] &'a mut BTreeMap<K, V> => (&'a K, &'a mut V);
+    impl[T: Send] BTreeSet<T> => T;
+    impl['a, T: Sync] &'a BTreeSet<T> => &'a T;
+    impl['a, T: Sync] &'a BinaryHeap<T> => &'a T;
+    impl[T: Send] LinkedList<T> => T;
+    impl['a, T: Sync] &'a LinkedList<T> => &'a T;
+    impl['a, T: Send] &'a mut LinkedList<T> => &'a mut T;
+}
+
+/// The heap's items in its internal (unspecified) order, without gathering: the heap
+/// already is a `Vec`.
+impl<T: Send> IntoParallelIterator for BinaryHeap<T> {
+    type Iter = vec::IntoIter<T>;
+    type Item = T;
+    fn into_par_iter(self) -> Self::Iter {
+        self.into_vec().into_par_iter()
+    }
+}
+
+/// The deque's items front to back (turning it into a `Vec` moves the items into one
+/// contiguous run, in place).
+impl<T: Send> IntoParallelIterator for VecDeque<T> {
+    type Iter = vec::IntoIter<T>;
+    type Item = T;
+    fn into_par_iter(self) -> Self::Iter {
+        Vec::from(self).into_par_iter()
+    }
+}
+
+impl<'a, T: Sync> IntoParallelIterator for &'a VecDeque<T> {
+    type Iter = Chain<slice::Iter<'a, T>, slice::Iter<'a, T>>;
+    type Item = &'a T;
+    fn into_par_iter(self) -> Self::Iter {
+        let (front, back) = self.as_slices();
+        Chain::new(front.into_par_iter(), back.into_par_iter())
+    }
+}
+
+impl<'a, T: Send> IntoParallelIterator for &'a mut VecDeque<T> {
+    type Iter = Chain<slice::IterMut<'a, T>, slice::IterMut<'a, T>>;
+    type Item = &'a mut T;
+    fn into_par_iter(self) -> Self::Iter {
+        let (front, back) = self.as_mut_slices();
+        Chain::new(front.into_par_iter(), back.into_par_iter())
+    }
+}
