@@ -148,6 +148,48 @@ fn the_inner_loop_of_flat_map_spreads_over_workers() {
     assert!(distinct.len() > 1, "only {distinct:?} ran the inner loop");
 }
 
+/// A halting loop stops every piece soon after the halting item: with the `None` first,
+/// far fewer than all million items are looked at.
+#[test]
+fn while_some_and_try_reduce_halt_the_whole_loop() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let pool = pool(4);
+    let seen = AtomicUsize::new(0);
+    let look = |x: u32| {
+        seen.fetch_add(1, Ordering::Relaxed);
+        if x == 0 {
+            None
+        } else {
+            Some(x)
+        }
+    };
+    let kept = pool.install(|| {
+        (0..1_000_000u32)
+            .into_par_iter()
+            .map(look)
+            .while_some()
+            .count()
+    });
+    let looked = seen.swap(0, Ordering::Relaxed);
+    assert!(looked > kept, "the None was looked at too");
+    assert!(
+        looked < 500_000,
+        "looked at {looked} items after a halt at the first"
+    );
+    let sum = pool.install(|| {
+        (0..1_000_000u32)
+            .into_par_iter()
+            .map(look)
+            .try_reduce(|| 0, |a, b| Some(a + b))
+    });
+    assert_eq!(sum, None);
+    let looked = seen.load(Ordering::Relaxed);
+    assert!(
+        looked < 500_000,
+        "looked at {looked} items after a failure at the first"
+    );
+}
+
 #[test]
 fn an_expensive_body_is_split_after_the_first_item() {
     // Two items of ~20 ms each: the second must run on another worker while the first

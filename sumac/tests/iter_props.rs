@@ -5,6 +5,7 @@ mod common;
 
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap, HashSet, LinkedList, VecDeque};
 use std::num::Wrapping;
+use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use proptest::prelude::*;
@@ -289,6 +290,57 @@ proptest! {
                 v.par_iter().flat_map_iter(|&x| [x, x + 1]).find_last(|x| hit(x)),
                 v.iter().flat_map(|&x| [x, x + 1]).rev().find(|x| hit(x))
             );
+            Ok(())
+        })?;
+    }
+
+    #[test]
+    fn fallible_consumers(v in small_vec(), m in 2i32..60) {
+        on_pool(|| {
+            let bytes: Vec<u8> = v.iter().map(|&x| (x.rem_euclid(7)) as u8).collect();
+            // Partial sums of non-negative items never exceed the total, so the checked
+            // sum fails in any grouping exactly when the total overflows.
+            let total: u32 = bytes.iter().map(|&b| u32::from(b)).sum();
+            let expected = u8::try_from(total).ok();
+            prop_assert_eq!(bytes.par_iter().map(|&b| Some(b)).try_reduce(|| 0, u8::checked_add), expected);
+            prop_assert_eq!(
+                bytes.par_iter().map(|&b| Some(b)).try_reduce_with(u8::checked_add),
+                if bytes.is_empty() { None } else { Some(expected) }
+            );
+            prop_assert_eq!(
+                bytes.par_iter().try_fold(|| 0u8, |a, &b| a.checked_add(b)).try_reduce(|| 0, u8::checked_add),
+                expected
+            );
+            prop_assert_eq!(
+                bytes.par_iter().try_fold_with(0u8, |a, &b| a.checked_add(b)).try_reduce(|| 0, u8::checked_add),
+                expected
+            );
+            // Failing items: the result is one of them.
+            let hit = |x: i32| x % m == 0;
+            let checked = |x: i32| if hit(x) { Err(x) } else { Ok(i64::from(x)) };
+            match v.par_iter().map(|&x| checked(x)).try_reduce(|| 0, |a, b| Ok(a + b)) {
+                Ok(sum) => prop_assert!(!v.iter().any(|&x| hit(x)) && sum == v.iter().map(|&x| i64::from(x)).sum::<i64>()),
+                Err(x) => prop_assert!(hit(x) && v.contains(&x)),
+            }
+            let flow = v.par_iter().map(|&x| if hit(x) { ControlFlow::Break(x) } else { ControlFlow::Continue(()) })
+                .try_reduce(|| (), |(), ()| ControlFlow::Continue(()));
+            prop_assert_eq!(flow.is_break(), v.iter().any(|&x| hit(x)));
+            prop_assert_eq!(
+                v.par_iter().try_for_each_with(m, |m, &x| if x % *m == 0 { Err(x) } else { Ok(()) }).is_err(),
+                v.iter().any(|&x| hit(x))
+            );
+            prop_assert_eq!(
+                v.par_iter().try_for_each_init(|| m, |m, &x| if x % *m == 0 { None } else { Some(()) }).is_none(),
+                v.iter().any(|&x| hit(x))
+            );
+            // while_some: all items when no None; otherwise an ordered subsequence of the Some items.
+            let kept: Vec<i32> = v.par_iter().map(|&x| if hit(x) { None } else { Some(x) }).while_some().collect();
+            if v.iter().any(|&x| hit(x)) {
+                let mut rest = v.iter().filter(|&&x| !hit(x));
+                prop_assert!(kept.iter().all(|k| rest.any(|x| x == k)), "{:?} is not a subsequence", kept);
+            } else {
+                prop_assert_eq!(kept, v.clone());
+            }
             Ok(())
         })?;
     }

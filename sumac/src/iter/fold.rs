@@ -1,6 +1,9 @@
 //! `fold` and `fold_with`: one accumulated value per sequential piece of the loop.
 
+use std::marker::PhantomData;
+
 use super::plumbing::{Consumer, Folder};
+use super::private::Try;
 use super::ParallelIterator;
 
 /// Where a piece's starting accumulator comes from.
@@ -31,6 +34,19 @@ impl<T: Clone + Send> AccSource for CloneSource<T> {
     }
     fn make(&self) -> T {
         self.0.clone()
+    }
+}
+
+/// `try_fold_with`'s source: clones of the initial success, wrapped as a success.
+struct TryCloneSource<T, R>(T, PhantomData<fn() -> R>);
+
+impl<T: Clone + Send, R: Try<Output = T>> AccSource for TryCloneSource<T, R> {
+    type Acc = R;
+    fn split(&self) -> Self {
+        TryCloneSource(self.0.clone(), PhantomData)
+    }
+    fn make(&self) -> R {
+        R::from_output(self.0.clone())
     }
 }
 
@@ -193,6 +209,98 @@ where
             base: consumer,
             source: CloneSource(self.item),
             fold_op: &self.fold_op,
+        })
+    }
+    fn index_span(&self) -> usize {
+        self.base.index_span()
+    }
+}
+
+/// The fold op of `try_fold`: `fold_op` on the success so far, or the failure kept as it
+/// is (so a failed piece skips its remaining items).
+fn try_fold_op<'a, T, U, R, F>(fold_op: &'a F) -> impl Fn(R, U) -> R + Sync + 'a
+where
+    R: Try<Output = T>,
+    F: Fn(T, U) -> R + Sync,
+{
+    move |acc, item| match acc.into_result() {
+        Ok(acc) => fold_op(acc, item),
+        Err(failure) => failure,
+    }
+}
+
+/// The iterator returned by [`ParallelIterator::try_fold`].
+#[derive(Clone, Debug)]
+#[must_use = "parallel iterators are lazy and do nothing unless consumed"]
+pub struct TryFold<I, ID, F> {
+    base: I,
+    identity: ID,
+    fold_op: F,
+}
+
+impl<I, ID, F> TryFold<I, ID, F> {
+    pub(super) fn new(base: I, identity: ID, fold_op: F) -> Self {
+        TryFold {
+            base,
+            identity,
+            fold_op,
+        }
+    }
+}
+
+impl<I, ID, F, T, R> ParallelIterator for TryFold<I, ID, F>
+where
+    I: ParallelIterator,
+    F: Fn(T, I::Item) -> R + Sync + Send,
+    ID: Fn() -> T + Sync + Send,
+    R: Try<Output = T> + Send,
+{
+    type Item = R;
+    fn drive_unindexed<C: Consumer<R>>(self, consumer: C) -> C::Result {
+        let identity = || R::from_output((self.identity)());
+        self.base.drive_unindexed(FoldConsumer {
+            base: consumer,
+            source: IdentitySource(&identity),
+            fold_op: &try_fold_op(&self.fold_op),
+        })
+    }
+    fn index_span(&self) -> usize {
+        self.base.index_span()
+    }
+}
+
+/// The iterator returned by [`ParallelIterator::try_fold_with`].
+#[derive(Clone, Debug)]
+#[must_use = "parallel iterators are lazy and do nothing unless consumed"]
+pub struct TryFoldWith<I, T, F> {
+    base: I,
+    init: T,
+    fold_op: F,
+}
+
+impl<I, T, F> TryFoldWith<I, T, F> {
+    pub(super) fn new(base: I, init: T, fold_op: F) -> Self {
+        TryFoldWith {
+            base,
+            init,
+            fold_op,
+        }
+    }
+}
+
+impl<I, T, F, R> ParallelIterator for TryFoldWith<I, T, F>
+where
+    I: ParallelIterator,
+    F: Fn(T, I::Item) -> R + Sync + Send,
+    T: Clone + Send,
+    R: Try<Output = T> + Send,
+{
+    type Item = R;
+    fn drive_unindexed<C: Consumer<R>>(self, consumer: C) -> C::Result {
+        self.base.drive_unindexed(FoldConsumer {
+            base: consumer,
+            source: TryCloneSource(self.init, PhantomData),
+            fold_op: &try_fold_op(&self.fold_op),
         })
     }
     fn index_span(&self) -> usize {

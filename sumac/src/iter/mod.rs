@@ -33,6 +33,7 @@ mod filter;
 mod find;
 mod flat_map;
 mod fold;
+mod halt;
 mod indexed;
 mod map;
 pub mod option;
@@ -47,7 +48,8 @@ pub mod vec;
 pub use self::chain::Chain;
 pub use self::filter::{Filter, FilterMap, FlatMapIter, FlattenIter};
 pub use self::flat_map::{FlatMap, Flatten};
-pub use self::fold::{Fold, FoldWith};
+pub use self::fold::{Fold, FoldWith, TryFold, TryFoldWith};
+pub use self::halt::WhileSome;
 pub use self::indexed::{Enumerate, MaxLen, MinLen, Rev, Skip, StepBy, Take, Zip};
 pub use self::map::{Cloned, Copied, Inspect, Map, MapInit, MapWith};
 pub use self::par_bridge::{IterBridge, ParallelBridge};
@@ -167,6 +169,113 @@ pub trait ParallelIterator: Sized + Send {
         self.map(op)
             .find_any(private::Try::is_break)
             .unwrap_or_else(|| private::Try::from_output(()))
+    }
+
+    /// [`try_for_each`](ParallelIterator::try_for_each) with a per-piece state cloned
+    /// from `init`, as in [`for_each_with`](ParallelIterator::for_each_with).
+    ///
+    /// ```
+    /// use std::sync::mpsc::channel;
+    /// use sumac::prelude::*;
+    ///
+    /// let (sender, receiver) = channel();
+    /// let sent = (0..5).into_par_iter().try_for_each_with(sender, |s, x| s.send(x));
+    /// assert!(sent.is_ok());
+    /// let mut got: Vec<i32> = receiver.iter().collect();
+    /// got.sort();
+    /// assert_eq!(got, [0, 1, 2, 3, 4]);
+    /// ```
+    fn try_for_each_with<OP, T, R>(self, init: T, op: OP) -> R
+    where
+        OP: Fn(&mut T, Self::Item) -> R + Sync + Send,
+        T: Send + Clone,
+        R: private::Try<Output = ()> + Send,
+    {
+        self.map_with(init, op)
+            .find_any(private::Try::is_break)
+            .unwrap_or_else(|| private::Try::from_output(()))
+    }
+
+    /// [`try_for_each`](ParallelIterator::try_for_each) with a per-piece state made by
+    /// `init`, as in [`for_each_init`](ParallelIterator::for_each_init).
+    ///
+    /// ```
+    /// use sumac::prelude::*;
+    /// let r = (0..100).into_par_iter().try_for_each_init(Vec::new, |buf, x| {
+    ///     buf.push(x);
+    ///     if x == 42 { Err(x) } else { Ok(()) }
+    /// });
+    /// assert_eq!(r, Err(42));
+    /// ```
+    fn try_for_each_init<OP, INIT, T, R>(self, init: INIT, op: OP) -> R
+    where
+        OP: Fn(&mut T, Self::Item) -> R + Sync + Send,
+        INIT: Fn() -> T + Sync + Send,
+        R: private::Try<Output = ()> + Send,
+    {
+        self.map_init(init, op)
+            .find_any(private::Try::is_break)
+            .unwrap_or_else(|| private::Try::from_output(()))
+    }
+
+    /// Reduces fallible items (`Option`, `Result`, `ControlFlow`) with a fallible `op`:
+    /// the combined success, or a failure as soon as one item or one `op` call fails
+    /// (every piece of the loop then stops at its next block). When several fail, any
+    /// one of the failures may be returned. `op` must be associative.
+    ///
+    /// ```
+    /// use sumac::prelude::*;
+    /// let sum = (1..=100u8).into_par_iter().map(Some).try_reduce(|| 0, u8::checked_add);
+    /// assert_eq!(sum, None); // 5050 overflows a u8
+    /// let sum = (1..=10u8).into_par_iter().map(Some).try_reduce(|| 0, u8::checked_add);
+    /// assert_eq!(sum, Some(55));
+    /// ```
+    fn try_reduce<T, OP, ID>(self, identity: ID, op: OP) -> Self::Item
+    where
+        OP: Fn(T, T) -> Self::Item + Sync + Send,
+        ID: Fn() -> T + Sync + Send,
+        Self::Item: private::Try<Output = T>,
+    {
+        let halted = std::sync::atomic::AtomicBool::new(false);
+        let combine = halt::try_combine(&op, &halted);
+        halt::Halting::new(self, &halted).reduce(|| private::Try::from_output(identity()), combine)
+    }
+
+    /// Like [`try_reduce`](ParallelIterator::try_reduce) without an identity: `None` when
+    /// there is no item.
+    ///
+    /// ```
+    /// use sumac::prelude::*;
+    /// let r: Option<Result<i32, String>> = (1..5).into_par_iter().map(Ok).try_reduce_with(|a, b| Ok(a * b));
+    /// assert_eq!(r, Some(Ok(24)));
+    /// ```
+    fn try_reduce_with<T, OP>(self, op: OP) -> Option<Self::Item>
+    where
+        OP: Fn(T, T) -> Self::Item + Sync + Send,
+        Self::Item: private::Try<Output = T>,
+    {
+        let halted = std::sync::atomic::AtomicBool::new(false);
+        let combine = halt::try_combine(&op, &halted);
+        halt::Halting::new(self, &halted).reduce_with(combine)
+    }
+
+    /// The `Some` items, halting the whole loop at the first `None` (every piece stops at
+    /// its next block). Which items before the halt are passed on is not specified.
+    ///
+    /// ```
+    /// use sumac::prelude::*;
+    /// let v: Vec<u32> = (0..100u32).into_par_iter()
+    ///     .map(|x| if x == 0 { None } else { Some(x) })
+    ///     .while_some()
+    ///     .collect();
+    /// assert!(v.len() < 100); // the None halted the loop somewhere
+    /// ```
+    fn while_some<T>(self) -> WhileSome<Self>
+    where
+        Self: ParallelIterator<Item = Option<T>>,
+        T: Send,
+    {
+        WhileSome::new(self)
     }
 
     /// Counts the items.
@@ -654,6 +763,46 @@ pub trait ParallelIterator: Sized + Send {
         FoldWith::new(self, init, fold_op)
     }
 
+    /// A fallible [`fold`](ParallelIterator::fold): each piece folds its items with
+    /// `fold_op` until it fails; the result is a parallel iterator of the per-piece
+    /// outcomes, usually followed by `try_reduce`. A failed piece skips its remaining
+    /// items without calling `fold_op`.
+    ///
+    /// ```
+    /// use sumac::prelude::*;
+    /// let total = (1..=100u32).into_par_iter()
+    ///     .try_fold(|| 0u32, |acc, x| acc.checked_add(x))
+    ///     .try_reduce(|| 0, u32::checked_add);
+    /// assert_eq!(total, Some(5050));
+    /// ```
+    fn try_fold<T, R, ID, F>(self, identity: ID, fold_op: F) -> TryFold<Self, ID, F>
+    where
+        F: Fn(T, Self::Item) -> R + Sync + Send,
+        ID: Fn() -> T + Sync + Send,
+        R: private::Try<Output = T> + Send,
+    {
+        TryFold::new(self, identity, fold_op)
+    }
+
+    /// Like [`try_fold`](ParallelIterator::try_fold), starting every piece from a clone
+    /// of `init`.
+    ///
+    /// ```
+    /// use sumac::prelude::*;
+    /// let r: Result<u32, u32> = (1..=100u32).into_par_iter()
+    ///     .try_fold_with(0, |acc, x| if x == 77 { Err(x) } else { Ok(acc + x) })
+    ///     .try_reduce(|| 0, |a, b| Ok(a + b));
+    /// assert_eq!(r, Err(77));
+    /// ```
+    fn try_fold_with<F, T, R>(self, init: T, fold_op: F) -> TryFoldWith<Self, T, F>
+    where
+        F: Fn(T, Self::Item) -> R + Sync + Send,
+        R: private::Try<Output = T> + Send,
+        T: Clone + Send,
+    {
+        TryFoldWith::new(self, init, fold_op)
+    }
+
     /// The items of `self` followed by those of `chain`.
     ///
     /// ```
@@ -960,6 +1109,7 @@ pub mod private {
     /// Values that are either a success or a failure, for
     /// [`try_for_each`](super::ParallelIterator::try_for_each): implemented for `Option`,
     /// `Result` and `ControlFlow` (a stable stand-in for the unstable `std::ops::Try`).
+    /// Also used by `try_reduce`, `try_reduce_with`, `try_fold` and `try_fold_with`.
     pub trait Try: Sealed {
         /// The success payload.
         type Output;
@@ -967,6 +1117,10 @@ pub mod private {
         fn from_output(output: Self::Output) -> Self;
         /// Whether this is a failure (`None`, `Err`, `Break`).
         fn is_break(&self) -> bool;
+        /// The success payload, or the failure itself.
+        fn into_result(self) -> Result<Self::Output, Self>
+        where
+            Self: Sized;
     }
 
     /// Prevents implementations outside this crate.
@@ -984,6 +1138,9 @@ pub mod private {
         fn is_break(&self) -> bool {
             self.is_none()
         }
+        fn into_result(self) -> Result<T, Self> {
+            self.ok_or(None)
+        }
     }
 
     impl<T, E> Try for Result<T, E> {
@@ -994,6 +1151,9 @@ pub mod private {
         fn is_break(&self) -> bool {
             self.is_err()
         }
+        fn into_result(self) -> Result<T, Self> {
+            self.map_err(Err)
+        }
     }
 
     impl<B, C> Try for ControlFlow<B, C> {
@@ -1003,6 +1163,12 @@ pub mod private {
         }
         fn is_break(&self) -> bool {
             matches!(self, ControlFlow::Break(_))
+        }
+        fn into_result(self) -> Result<C, Self> {
+            match self {
+                ControlFlow::Continue(output) => Ok(output),
+                failure => Err(failure),
+            }
         }
     }
 }
