@@ -465,6 +465,15 @@ proptest! {
             let mut expected = v.clone();
             expected.chunks_mut(size).for_each(|c| c.reverse());
             prop_assert_eq!(w, expected);
+            let mut w = v.clone();
+            w.par_rchunks_mut(size).enumerate().for_each(|(i, c)| c[0] = i as i32);
+            w.par_chunks_exact_mut(size).for_each(|c| c.rotate_left(1));
+            w.par_rchunks_exact_mut(size).for_each(|c| c.reverse());
+            let mut expected = v.clone();
+            expected.rchunks_mut(size).enumerate().for_each(|(i, c)| c[0] = i as i32);
+            expected.chunks_exact_mut(size).for_each(|c| c.rotate_left(1));
+            expected.rchunks_exact_mut(size).for_each(|c| c.reverse());
+            prop_assert_eq!(w, expected);
             let first = v.first().copied();
             prop_assert_eq!(first.into_par_iter().collect::<Vec<_>>(), first.into_iter().collect::<Vec<_>>());
             prop_assert_eq!((&first).into_par_iter().count(), first.iter().count());

@@ -166,13 +166,44 @@ fn slices_vecs_options() {
             check(|| v.par_chunks(size), &e);
             let e: Vec<&[i32]> = v.windows(size).collect();
             check(|| v.par_windows(size), &e);
+            let e: Vec<&[i32]> = v.chunks_exact(size).collect();
+            check(|| v.par_chunks_exact(size), &e);
+            let e: Vec<&[i32]> = v.rchunks(size).collect();
+            check(|| v.par_rchunks(size), &e);
+            let e: Vec<&[i32]> = v.rchunks_exact(size).collect();
+            check(|| v.par_rchunks_exact(size), &e);
+            let leaked = || -> &'static mut Vec<i32> { Box::leak(Box::new(v.clone())) };
             let e: Vec<Vec<i32>> = v.chunks(size).map(<[i32]>::to_vec).collect();
+            check(|| leaked().par_chunks_mut(size).map(|c| c.to_vec()), &e);
+            let e: Vec<Vec<i32>> = v.chunks_exact(size).map(<[i32]>::to_vec).collect();
             check(
-                || {
-                    let w: &mut Vec<i32> = Box::leak(Box::new(v.clone()));
-                    w.par_chunks_mut(size).map(|c| c.to_vec())
-                },
+                || leaked().par_chunks_exact_mut(size).map(|c| c.to_vec()),
                 &e,
+            );
+            let e: Vec<Vec<i32>> = v.rchunks(size).map(<[i32]>::to_vec).collect();
+            check(|| leaked().par_rchunks_mut(size).map(|c| c.to_vec()), &e);
+            let e: Vec<Vec<i32>> = v.rchunks_exact(size).map(<[i32]>::to_vec).collect();
+            check(
+                || leaked().par_rchunks_exact_mut(size).map(|c| c.to_vec()),
+                &e,
+            );
+            assert_eq!(
+                v.par_chunks_exact(size).remainder(),
+                v.chunks_exact(size).remainder()
+            );
+            assert_eq!(
+                v.par_rchunks_exact(size).remainder(),
+                v.rchunks_exact(size).remainder()
+            );
+            let mut w = v.clone();
+            let mut x = v.clone();
+            assert_eq!(
+                w.par_chunks_exact_mut(size).into_remainder(),
+                x.chunks_exact_mut(size).into_remainder()
+            );
+            assert_eq!(
+                w.par_rchunks_exact_mut(size).take_remainder(),
+                x.rchunks_exact_mut(size).into_remainder()
             );
         }
     }

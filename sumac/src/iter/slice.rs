@@ -8,6 +8,8 @@
 //! assert_eq!(sums, [5, 9, 6]);
 //! ```
 
+use std::marker::PhantomData;
+
 use super::plumbing::{bridge, Consumer, Producer, ProducerCallback};
 use super::{IndexedParallelIterator, IntoParallelIterator, ParallelIterator};
 
@@ -164,115 +166,286 @@ impl<'data, T: Send + 'data, const N: usize> IntoParallelIterator for &'data mut
 
 // ------------------------------------------------------------------------- chunks
 
-/// A parallel iterator over non-overlapping `&[T]` chunks (from
-/// [`par_chunks`](crate::slice::ParallelSlice::par_chunks)); the last one may be shorter.
-#[derive(Debug)]
-#[must_use = "parallel iterators are lazy and do nothing unless consumed"]
-pub struct Chunks<'data, T> {
-    size: usize,
-    slice: &'data [T],
+/// A shared or mutable slice, as the chunk producers need it.
+trait SliceRef: Send + Sized {
+    type Chunks: DoubleEndedIterator<Item = Self> + ExactSizeIterator;
+    type RChunks: DoubleEndedIterator<Item = Self> + ExactSizeIterator;
+    fn len(&self) -> usize;
+    fn split_at(self, at: usize) -> (Self, Self);
+    fn chunks(self, size: usize) -> Self::Chunks;
+    fn rchunks(self, size: usize) -> Self::RChunks;
 }
 
-impl<T> Clone for Chunks<'_, T> {
-    fn clone(&self) -> Self {
-        Chunks {
-            size: self.size,
-            slice: self.slice,
+impl<'data, T: Sync> SliceRef for &'data [T] {
+    type Chunks = std::slice::Chunks<'data, T>;
+    type RChunks = std::slice::RChunks<'data, T>;
+    fn len(&self) -> usize {
+        <[T]>::len(self)
+    }
+    fn split_at(self, at: usize) -> (Self, Self) {
+        <[T]>::split_at(self, at)
+    }
+    fn chunks(self, size: usize) -> Self::Chunks {
+        <[T]>::chunks(self, size)
+    }
+    fn rchunks(self, size: usize) -> Self::RChunks {
+        <[T]>::rchunks(self, size)
+    }
+}
+
+impl<'data, T: Send> SliceRef for &'data mut [T] {
+    type Chunks = std::slice::ChunksMut<'data, T>;
+    type RChunks = std::slice::RChunksMut<'data, T>;
+    fn len(&self) -> usize {
+        <[T]>::len(self)
+    }
+    fn split_at(self, at: usize) -> (Self, Self) {
+        <[T]>::split_at_mut(self, at)
+    }
+    fn chunks(self, size: usize) -> Self::Chunks {
+        <[T]>::chunks_mut(self, size)
+    }
+    fn rchunks(self, size: usize) -> Self::RChunks {
+        <[T]>::rchunks_mut(self, size)
+    }
+}
+
+/// Which end of the slice chunks are taken from.
+trait ChunkOrder<S: SliceRef>: Send {
+    const FROM_BACK: bool;
+    type Iter: DoubleEndedIterator<Item = S> + ExactSizeIterator;
+    fn chunks(slice: S, size: usize) -> Self::Iter;
+}
+
+/// Chunks from the front (`chunks`).
+struct Front;
+/// Chunks from the back (`rchunks`).
+struct Back;
+
+impl Front {
+    const AT_BACK: bool = false;
+}
+
+impl Back {
+    const AT_BACK: bool = true;
+}
+
+impl<S: SliceRef> ChunkOrder<S> for Front {
+    const FROM_BACK: bool = Front::AT_BACK;
+    type Iter = S::Chunks;
+    fn chunks(slice: S, size: usize) -> S::Chunks {
+        slice.chunks(size)
+    }
+}
+
+impl<S: SliceRef> ChunkOrder<S> for Back {
+    const FROM_BACK: bool = Back::AT_BACK;
+    type Iter = S::RChunks;
+    fn chunks(slice: S, size: usize) -> S::RChunks {
+        slice.rchunks(size)
+    }
+}
+
+/// Chunks of `size` items taken from the end of the slice that `D` says; the last chunk
+/// may be shorter.
+struct ChunksProducer<S, D> {
+    size: usize,
+    slice: S,
+    order: PhantomData<D>,
+}
+
+impl<S: SliceRef, D: ChunkOrder<S>> Producer for ChunksProducer<S, D> {
+    type Item = S;
+    type IntoIter = D::Iter;
+    fn len(&self) -> usize {
+        self.slice.len().div_ceil(self.size)
+    }
+    fn into_iter(self) -> D::Iter {
+        D::chunks(self.slice, self.size)
+    }
+    fn split_at(self, index: usize) -> (Self, Self) {
+        let len = self.slice.len();
+        let taken = index.saturating_mul(self.size).min(len);
+        let size = self.size;
+        let piece = |slice| ChunksProducer {
+            size,
+            slice,
+            order: PhantomData,
+        };
+        if D::FROM_BACK {
+            // The first `index` chunks are the end of the slice.
+            let (rest, first) = self.slice.split_at(len - taken);
+            (piece(first), piece(rest))
+        } else {
+            let (first, rest) = self.slice.split_at(taken);
+            (piece(first), piece(rest))
         }
     }
 }
 
-impl<'data, T> Chunks<'data, T> {
-    pub(crate) fn new(slice: &'data [T], size: usize) -> Self {
-        assert!(size != 0, "chunk size must not be zero");
-        Chunks { size, slice }
+/// Declares a public chunk iterator: its struct (the slice, trimmed to whole chunks for
+/// the exact kinds, which also keep the remainder), its constructor, and its parallel
+/// iterator impls.
+macro_rules! chunk_iterator {
+    ($(#[$doc:meta])* $name:ident, $slice:ty, $bound:ident, $order:ident, exact, $split:ident) => {
+        $(#[$doc])*
+        #[derive(Debug)]
+        #[must_use = "parallel iterators are lazy and do nothing unless consumed"]
+        pub struct $name<'data, T> {
+            size: usize,
+            slice: $slice,
+            rem: $slice,
+        }
+
+        impl<'data, T> $name<'data, T> {
+            pub(crate) fn new(slice: $slice, size: usize) -> Self {
+                assert!(size != 0, "chunk size must not be zero");
+                let len = slice.len();
+                let (slice, rem) = if $order::AT_BACK {
+                    let (rem, slice) = slice.$split(len % size);
+                    (slice, rem)
+                } else {
+                    slice.$split(len - len % size)
+                };
+                $name { size, slice, rem }
+            }
+        }
+
+        chunk_iterator!(@impls $name, $slice, $bound, $order);
+    };
+    ($(#[$doc:meta])* $name:ident, $slice:ty, $bound:ident, $order:ident) => {
+        $(#[$doc])*
+        #[derive(Debug)]
+        #[must_use = "parallel iterators are lazy and do nothing unless consumed"]
+        pub struct $name<'data, T> {
+            size: usize,
+            slice: $slice,
+        }
+
+        impl<'data, T> $name<'data, T> {
+            pub(crate) fn new(slice: $slice, size: usize) -> Self {
+                assert!(size != 0, "chunk size must not be zero");
+                $name { size, slice }
+            }
+        }
+
+        chunk_iterator!(@impls $name, $slice, $bound, $order);
+    };
+    (@impls $name:ident, $slice:ty, $bound:ident, $order:ident) => {
+        slice_iterator!(impl<'data, T: $bound> $name<'data, T>, item = $slice,
+            len = |s| s.slice.len().div_ceil(s.size),
+            producer = |p| ChunksProducer::<$slice, $order> {
+                size: p.size,
+                slice: p.slice,
+                order: PhantomData,
+            });
+    };
+}
+
+chunk_iterator!(
+    /// A parallel iterator over non-overlapping `&[T]` chunks from the front (from
+    /// [`par_chunks`](crate::slice::ParallelSlice::par_chunks)); the last one may be
+    /// shorter.
+    Chunks, &'data [T], Sync, Front);
+chunk_iterator!(
+    /// A parallel iterator over non-overlapping `&mut [T]` chunks from the front (from
+    /// [`par_chunks_mut`](crate::slice::ParallelSliceMut::par_chunks_mut)); the last one
+    /// may be shorter.
+    ChunksMut, &'data mut [T], Send, Front);
+chunk_iterator!(
+    /// A parallel iterator over `&[T]` chunks of exactly the chunk size, from the front
+    /// (from [`par_chunks_exact`](crate::slice::ParallelSlice::par_chunks_exact)); the
+    /// items left over are the [`remainder`](ChunksExact::remainder).
+    ChunksExact, &'data [T], Sync, Front, exact, split_at);
+chunk_iterator!(
+    /// A parallel iterator over `&mut [T]` chunks of exactly the chunk size, from the
+    /// front (from
+    /// [`par_chunks_exact_mut`](crate::slice::ParallelSliceMut::par_chunks_exact_mut));
+    /// the items left over are the [`remainder`](ChunksExactMut::into_remainder).
+    ChunksExactMut, &'data mut [T], Send, Front, exact, split_at_mut);
+chunk_iterator!(
+    /// A parallel iterator over non-overlapping `&[T]` chunks from the back (from
+    /// [`par_rchunks`](crate::slice::ParallelSlice::par_rchunks)); the last one (the
+    /// start of the slice) may be shorter.
+    RChunks, &'data [T], Sync, Back);
+chunk_iterator!(
+    /// A parallel iterator over non-overlapping `&mut [T]` chunks from the back (from
+    /// [`par_rchunks_mut`](crate::slice::ParallelSliceMut::par_rchunks_mut)); the last
+    /// one (the start of the slice) may be shorter.
+    RChunksMut, &'data mut [T], Send, Back);
+chunk_iterator!(
+    /// A parallel iterator over `&[T]` chunks of exactly the chunk size, from the back
+    /// (from [`par_rchunks_exact`](crate::slice::ParallelSlice::par_rchunks_exact)); the
+    /// items left over at the start are the [`remainder`](RChunksExact::remainder).
+    RChunksExact, &'data [T], Sync, Back, exact, split_at);
+chunk_iterator!(
+    /// A parallel iterator over `&mut [T]` chunks of exactly the chunk size, from the
+    /// back (from
+    /// [`par_rchunks_exact_mut`](crate::slice::ParallelSliceMut::par_rchunks_exact_mut));
+    /// the items left over at the start are the
+    /// [`remainder`](RChunksExactMut::into_remainder).
+    RChunksExactMut, &'data mut [T], Send, Back, exact, split_at_mut);
+
+/// Shared chunk iterators are cheap to clone.
+macro_rules! clone_chunks {
+    ($($name:ident { $($field:ident),* }),*) => {$(
+        impl<T> Clone for $name<'_, T> {
+            fn clone(&self) -> Self {
+                $name { $($field: self.$field),* }
+            }
+        }
+    )*};
+}
+clone_chunks!(
+    Chunks { size, slice },
+    ChunksExact { size, slice, rem },
+    RChunks { size, slice },
+    RChunksExact { size, slice, rem }
+);
+
+impl<'data, T> ChunksExact<'data, T> {
+    /// The items that do not fill a whole chunk (at the end of the slice).
+    ///
+    /// ```
+    /// use sumac::prelude::*;
+    /// let v = [1, 2, 3, 4, 5];
+    /// let chunks = v.par_chunks_exact(2);
+    /// assert_eq!(chunks.remainder(), [5]);
+    /// assert_eq!(chunks.map(|c| c[0] + c[1]).collect::<Vec<_>>(), [3, 7]);
+    /// ```
+    pub fn remainder(&self) -> &'data [T] {
+        self.rem
     }
 }
 
-slice_iterator!(impl<'data, T: Sync> Chunks<'data, T>, item = &'data [T],
-    len = |s| s.slice.len().div_ceil(s.size),
-    producer = |p| ChunksProducer { size: p.size, slice: p.slice });
-
-struct ChunksProducer<'data, T> {
-    size: usize,
-    slice: &'data [T],
-}
-
-impl<'data, T: Sync> Producer for ChunksProducer<'data, T> {
-    type Item = &'data [T];
-    type IntoIter = std::slice::Chunks<'data, T>;
-    fn len(&self) -> usize {
-        self.slice.len().div_ceil(self.size)
-    }
-    fn into_iter(self) -> Self::IntoIter {
-        self.slice.chunks(self.size)
-    }
-    fn split_at(self, index: usize) -> (Self, Self) {
-        let at = index.saturating_mul(self.size).min(self.slice.len());
-        let (l, r) = self.slice.split_at(at);
-        (
-            ChunksProducer {
-                size: self.size,
-                slice: l,
-            },
-            ChunksProducer {
-                size: self.size,
-                slice: r,
-            },
-        )
+impl<'data, T> RChunksExact<'data, T> {
+    /// The items that do not fill a whole chunk (at the start of the slice).
+    pub fn remainder(&self) -> &'data [T] {
+        self.rem
     }
 }
 
-/// A parallel iterator over non-overlapping `&mut [T]` chunks (from
-/// [`par_chunks_mut`](crate::slice::ParallelSliceMut::par_chunks_mut)); the last one may
-/// be shorter.
-#[derive(Debug)]
-#[must_use = "parallel iterators are lazy and do nothing unless consumed"]
-pub struct ChunksMut<'data, T> {
-    size: usize,
-    slice: &'data mut [T],
+/// The remainder accessors of the mutable exact chunk iterators.
+macro_rules! mut_remainder {
+    ($($name:ident: $where:literal),*) => {$(
+        impl<'data, T> $name<'data, T> {
+            #[doc = concat!("The items that do not fill a whole chunk (at the ", $where, " of the slice).")]
+            pub fn remainder(&mut self) -> &mut [T] {
+                self.rem
+            }
+            #[doc = concat!("The items that do not fill a whole chunk (at the ", $where, " of the slice), for the slice's whole lifetime.")]
+            pub fn into_remainder(self) -> &'data mut [T] {
+                self.rem
+            }
+            /// Takes the remainder out, leaving an empty one: the chunks can then still be
+            /// iterated.
+            pub fn take_remainder(&mut self) -> &'data mut [T] {
+                std::mem::take(&mut self.rem)
+            }
+        }
+    )*};
 }
-
-impl<'data, T> ChunksMut<'data, T> {
-    pub(crate) fn new(slice: &'data mut [T], size: usize) -> Self {
-        assert!(size != 0, "chunk size must not be zero");
-        ChunksMut { size, slice }
-    }
-}
-
-slice_iterator!(impl<'data, T: Send> ChunksMut<'data, T>, item = &'data mut [T],
-    len = |s| s.slice.len().div_ceil(s.size),
-    producer = |p| ChunksMutProducer { size: p.size, slice: p.slice });
-
-struct ChunksMutProducer<'data, T> {
-    size: usize,
-    slice: &'data mut [T],
-}
-
-impl<'data, T: Send> Producer for ChunksMutProducer<'data, T> {
-    type Item = &'data mut [T];
-    type IntoIter = std::slice::ChunksMut<'data, T>;
-    fn len(&self) -> usize {
-        self.slice.len().div_ceil(self.size)
-    }
-    fn into_iter(self) -> Self::IntoIter {
-        self.slice.chunks_mut(self.size)
-    }
-    fn split_at(self, index: usize) -> (Self, Self) {
-        let at = index.saturating_mul(self.size).min(self.slice.len());
-        let (l, r) = self.slice.split_at_mut(at);
-        (
-            ChunksMutProducer {
-                size: self.size,
-                slice: l,
-            },
-            ChunksMutProducer {
-                size: self.size,
-                slice: r,
-            },
-        )
-    }
-}
+mut_remainder!(ChunksExactMut: "end", RChunksExactMut: "start");
 
 // ------------------------------------------------------------------------ windows
 

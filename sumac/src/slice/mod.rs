@@ -20,7 +20,10 @@ use std::cmp::Ordering;
 mod mergesort;
 mod quicksort;
 
-pub use crate::iter::slice::{Chunks, ChunksMut, Iter, IterMut, Windows};
+pub use crate::iter::slice::{
+    Chunks, ChunksExact, ChunksExactMut, ChunksMut, Iter, IterMut, RChunks, RChunksExact,
+    RChunksExactMut, RChunksMut, Windows,
+};
 
 /// Parallel methods on shared slices.
 ///
@@ -52,6 +55,49 @@ pub trait ParallelSlice<T: Sync> {
     fn par_windows(&self, window_size: usize) -> Windows<'_, T> {
         Windows::new(self.as_parallel_slice(), window_size)
     }
+
+    /// A parallel iterator over non-overlapping chunks of exactly `chunk_size` items,
+    /// from the front; the items left over at the end are the iterator's
+    /// [`remainder`](ChunksExact::remainder).
+    ///
+    /// ```
+    /// use sumac::prelude::*;
+    /// let v = [1, 2, 3, 4, 5];
+    /// let sums: Vec<i32> = v.par_chunks_exact(2).map(|c| c.iter().sum()).collect();
+    /// assert_eq!(sums, [3, 7]);
+    /// ```
+    ///
+    /// # Panics
+    /// If `chunk_size` is 0.
+    fn par_chunks_exact(&self, chunk_size: usize) -> ChunksExact<'_, T> {
+        ChunksExact::new(self.as_parallel_slice(), chunk_size)
+    }
+
+    /// A parallel iterator over non-overlapping chunks of `chunk_size` items from the
+    /// back (the last one, at the start of the slice, may be shorter).
+    ///
+    /// ```
+    /// use sumac::prelude::*;
+    /// let v = [1, 2, 3, 4, 5];
+    /// let chunks: Vec<&[i32]> = v.par_rchunks(2).collect();
+    /// assert_eq!(chunks, [&[4, 5][..], &[2, 3], &[1]]);
+    /// ```
+    ///
+    /// # Panics
+    /// If `chunk_size` is 0.
+    fn par_rchunks(&self, chunk_size: usize) -> RChunks<'_, T> {
+        RChunks::new(self.as_parallel_slice(), chunk_size)
+    }
+
+    /// A parallel iterator over non-overlapping chunks of exactly `chunk_size` items from
+    /// the back; the items left over at the start are the iterator's
+    /// [`remainder`](RChunksExact::remainder).
+    ///
+    /// # Panics
+    /// If `chunk_size` is 0.
+    fn par_rchunks_exact(&self, chunk_size: usize) -> RChunksExact<'_, T> {
+        RChunksExact::new(self.as_parallel_slice(), chunk_size)
+    }
 }
 
 impl<T: Sync> ParallelSlice<T> for [T] {
@@ -81,6 +127,44 @@ pub trait ParallelSliceMut<T: Send> {
     /// If `chunk_size` is 0.
     fn par_chunks_mut(&mut self, chunk_size: usize) -> ChunksMut<'_, T> {
         ChunksMut::new(self.as_parallel_slice_mut(), chunk_size)
+    }
+
+    /// A parallel iterator over non-overlapping mutable chunks of exactly `chunk_size`
+    /// items, from the front; the items left over at the end are the iterator's
+    /// [`remainder`](ChunksExactMut::into_remainder).
+    ///
+    /// ```
+    /// use sumac::prelude::*;
+    /// let mut v = [1, 2, 3, 4, 5];
+    /// let mut chunks = v.par_chunks_exact_mut(2);
+    /// chunks.take_remainder()[0] = 50;
+    /// chunks.for_each(|c| c.swap(0, 1));
+    /// assert_eq!(v, [2, 1, 4, 3, 50]);
+    /// ```
+    ///
+    /// # Panics
+    /// If `chunk_size` is 0.
+    fn par_chunks_exact_mut(&mut self, chunk_size: usize) -> ChunksExactMut<'_, T> {
+        ChunksExactMut::new(self.as_parallel_slice_mut(), chunk_size)
+    }
+
+    /// A parallel iterator over non-overlapping mutable chunks of `chunk_size` items from
+    /// the back (the last one, at the start of the slice, may be shorter).
+    ///
+    /// # Panics
+    /// If `chunk_size` is 0.
+    fn par_rchunks_mut(&mut self, chunk_size: usize) -> RChunksMut<'_, T> {
+        RChunksMut::new(self.as_parallel_slice_mut(), chunk_size)
+    }
+
+    /// A parallel iterator over non-overlapping mutable chunks of exactly `chunk_size`
+    /// items from the back; the items left over at the start are the iterator's
+    /// [`remainder`](RChunksExactMut::into_remainder).
+    ///
+    /// # Panics
+    /// If `chunk_size` is 0.
+    fn par_rchunks_exact_mut(&mut self, chunk_size: usize) -> RChunksExactMut<'_, T> {
+        RChunksExactMut::new(self.as_parallel_slice_mut(), chunk_size)
     }
 
     /// Sorts the slice, stably (equal elements keep their order), in parallel.
