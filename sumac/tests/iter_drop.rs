@@ -169,6 +169,30 @@ fn flat_map_collect_with_a_panicking_inner_loop() {
 }
 
 #[test]
+fn zip_eq_panics_on_different_lengths() {
+    let r = quiet(|| (0..3).into_par_iter().zip_eq(0..4).count());
+    assert!(message(r.unwrap_err()).contains("different lengths"));
+}
+
+#[test]
+fn arrays_and_drained_ranges_drop_every_item_once() {
+    let ledger = Ledger::new(40);
+    let array: [Tracked; 8] = std::array::from_fn(|i| ledger.make(i));
+    let ids: Vec<usize> = pool().install(|| array.into_par_iter().map(|t| t.id).collect());
+    assert_eq!(ids, (0..8).collect::<Vec<_>>());
+    let mut v: Vec<Tracked> = (8..40).map(|i| ledger.make(i)).collect();
+    let first = pool().install(|| {
+        v.par_drain(4..20)
+            .find_first(|t| t.id % 5 == 0)
+            .map(|t| t.id)
+    });
+    assert_eq!(first, Some(15));
+    assert!(v.iter().map(|t| t.id).eq((8..12).chain(28..40)));
+    drop(v);
+    ledger.assert_balanced();
+}
+
+#[test]
 fn vec_source_partially_consumed_drops_the_rest() {
     let ledger = Ledger::new(N);
     let v: Vec<Tracked> = (0..N).map(|i| ledger.make(i)).collect();

@@ -346,6 +346,53 @@ proptest! {
     }
 
     #[test]
+    fn indexed_comparisons_and_positions(v in small_vec(), w in small_vec(), m in 2i32..40, size in 1usize..9) {
+        on_pool(|| {
+            for (a, b) in [(&v, &w), (&v, &v), (&w, &v)] {
+                prop_assert_eq!(a.par_iter().cmp(b), a.iter().cmp(b.iter()));
+                prop_assert_eq!(a.par_iter().partial_cmp(b), a.iter().partial_cmp(b.iter()));
+                prop_assert_eq!(a.par_iter().eq(b), a.iter().eq(b.iter()));
+                prop_assert_eq!(a.par_iter().ne(b), a.iter().ne(b.iter()));
+                prop_assert_eq!(a.par_iter().lt(b), a.iter().lt(b.iter()));
+                prop_assert_eq!(a.par_iter().le(b), a.iter().le(b.iter()));
+                prop_assert_eq!(a.par_iter().gt(b), a.iter().gt(b.iter()));
+                prop_assert_eq!(a.par_iter().ge(b), a.iter().ge(b.iter()));
+            }
+            // A common prefix decides nothing: the shorter one is less.
+            let prefix = &v[..v.len() / 2];
+            prop_assert_eq!(prefix.par_iter().cmp(&v), prefix.iter().cmp(v.iter()));
+            prop_assert_eq!(
+                v.par_iter().positions(|&x| x % m == 0).collect::<Vec<_>>(),
+                v.iter().enumerate().filter(|(_, &x)| x % m == 0).map(|(i, _)| i).collect::<Vec<_>>()
+            );
+            let parse = |&x: &i32| if x % m == 0 { Some(x * 2) } else { None };
+            prop_assert_eq!(v.par_iter().find_map_first(parse), v.iter().find_map(parse));
+            prop_assert_eq!(v.par_iter().find_map_last(parse), v.iter().rev().find_map(parse));
+            let any = v.par_iter().find_map_any(parse);
+            prop_assert_eq!(any.is_some(), v.iter().any(|&x| x % m == 0));
+            prop_assert!(any.is_none_or(|y| y % (2 * m) == 0));
+            prop_assert_eq!(
+                v.par_iter().copied().chunks(size).collect::<Vec<_>>(),
+                v.chunks(size).map(<[i32]>::to_vec).collect::<Vec<_>>()
+            );
+            prop_assert_eq!(
+                v.par_iter().copied().update(|x| *x -= 1).collect::<Vec<_>>(),
+                v.iter().map(|x| x - 1).collect::<Vec<_>>()
+            );
+            prop_assert_eq!(
+                v.par_iter().zip_eq(v.par_iter().rev()).map(|(a, b)| a - b).collect::<Vec<_>>(),
+                v.iter().zip(v.iter().rev()).map(|(a, b)| a - b).collect::<Vec<_>>()
+            );
+            let mut drained_from = v.clone();
+            let (lo, hi) = (v.len() / 3, v.len() / 2);
+            let drained: Vec<i32> = drained_from.par_drain(lo..hi).collect();
+            prop_assert_eq!(&drained[..], &v[lo..hi]);
+            prop_assert_eq!(drained_from, [&v[..lo], &v[hi..]].concat());
+            Ok(())
+        })?;
+    }
+
+    #[test]
     fn collection_sources(v in small_vec(), fronts in 0usize..40) {
         on_pool(|| {
             fn sorted<T: Ord>(mut v: Vec<T>) -> Vec<T> {

@@ -253,7 +253,24 @@ fn adaptors() {
             let e: Vec<usize> = a.iter().chain(b.iter().rev()).copied().collect();
             check(|| a.par_iter().chain(b.par_iter().rev()).copied(), &e);
         }
+        for size in 1..=4 {
+            let e: Vec<Vec<usize>> = v.chunks(size).map(<[usize]>::to_vec).collect();
+            check(|| v.par_iter().copied().chunks(size), &e);
+            let e: Vec<Vec<usize>> = v.chunks(size).rev().map(<[usize]>::to_vec).collect();
+            check(|| v.par_iter().copied().chunks(size).rev(), &e);
+            let e: Vec<Vec<usize>> = v.rchunks(size).map(<[usize]>::to_vec).collect();
+            check(
+                || {
+                    v.par_iter().copied().rev().chunks(size).map(|mut c| {
+                        c.reverse();
+                        c
+                    })
+                },
+                &e,
+            );
+        }
         let e: Vec<usize> = v.iter().map(|x| x + 2).collect();
+        check(|| v.par_iter().copied().update(|x| *x += 2), &e);
         check(|| v.par_iter().map_with(2, |k, x| x + *k), &e);
         check(|| v.par_iter().map_init(|| 2, |k, x| x + *k), &e);
         check(|| v.par_iter().map(|x| x + 2).with_min_len(3), &e);

@@ -118,6 +118,9 @@ fn stable_sort_is_stable() {
             let mut got = pairs.clone();
             pool().install(|| got.par_sort_by(|a, b| a.0.cmp(&b.0)));
             assert_eq!(got, expected);
+            let mut got = pairs.clone();
+            pool().install(|| got.par_sort_by_cached_key(|p| p.0));
+            assert_eq!(got, expected);
         }
     }
 }
@@ -250,9 +253,14 @@ proptest! {
         let pairs: Vec<(i32, usize)> = v.iter().enumerate().map(|(i, &x)| (x % 17, i)).collect();
         let mut expected = pairs.clone();
         expected.sort_by_key(|p| p.0);
-        let mut got = pairs;
+        let mut got = pairs.clone();
         pool().install(|| got.par_sort_by_key(|p| p.0));
         prop_assert_eq!(got, expected);
+        let mut got = pairs;
+        pool().install(|| got.par_sort_by_cached_key(|p| p.0.to_string()));
+        let mut expected_by_string = got.clone();
+        expected_by_string.sort_by_cached_key(|p| p.0.to_string());
+        prop_assert_eq!(got, expected_by_string);
     }
 }
 

@@ -13,13 +13,15 @@ pub(crate) trait BlockOp<T>: Copy + Send + Sync {
         F: Folder<Self::Output>;
 }
 
-pub(crate) struct FilterOp<'f, P>(&'f P);
-impl<P> Clone for FilterOp<'_, P> {
-    fn clone(&self) -> Self {
-        *self
-    }
+closure_ops! {
+    /// `filter`.
+    FilterOp;
+    /// `filter_map`.
+    FilterMapOp;
+    /// `flat_map_iter` and `flatten_iter`.
+    FlatMapIterOp;
 }
-impl<P> Copy for FilterOp<'_, P> {}
+
 impl<T, P: Fn(&T) -> bool + Sync> BlockOp<T> for FilterOp<'_, P> {
     type Output = T;
     #[inline]
@@ -28,13 +30,6 @@ impl<T, P: Fn(&T) -> bool + Sync> BlockOp<T> for FilterOp<'_, P> {
     }
 }
 
-pub(crate) struct FilterMapOp<'f, P>(&'f P);
-impl<P> Clone for FilterMapOp<'_, P> {
-    fn clone(&self) -> Self {
-        *self
-    }
-}
-impl<P> Copy for FilterMapOp<'_, P> {}
 impl<T, R, P: Fn(T) -> Option<R> + Sync> BlockOp<T> for FilterMapOp<'_, P> {
     type Output = R;
     #[inline]
@@ -43,13 +38,6 @@ impl<T, R, P: Fn(T) -> Option<R> + Sync> BlockOp<T> for FilterMapOp<'_, P> {
     }
 }
 
-pub(crate) struct FlatMapIterOp<'f, P>(&'f P);
-impl<P> Clone for FlatMapIterOp<'_, P> {
-    fn clone(&self) -> Self {
-        *self
-    }
-}
-impl<P> Copy for FlatMapIterOp<'_, P> {}
 impl<T, SI: IntoIterator, P: Fn(T) -> SI + Sync> BlockOp<T> for FlatMapIterOp<'_, P> {
     type Output = SI::Item;
     #[inline]

@@ -1,6 +1,7 @@
-//! One-to-one adaptors: `map`, `copied`, `cloned`, `inspect`, `map_with`, `map_init`.
+//! One-to-one adaptors: `map`, `copied`, `cloned`, `inspect`, `update`, `map_with`,
+//! `map_init`.
 //!
-//! `map`, `copied`, `cloned` and `inspect` share one producer and one consumer,
+//! `map`, `copied`, `cloned`, `inspect` and `update` share one producer and one consumer,
 //! parameterised by a small [`MapOp`].
 
 use super::plumbing::{Consumer, Folder, Producer, ProducerCallback};
@@ -12,14 +13,15 @@ pub(crate) trait MapOp<T>: Copy + Send + Sync {
     fn call(&self, item: T) -> Self::Output;
 }
 
-/// `map`: a shared reference to the closure.
-pub(crate) struct FnOp<'f, F>(&'f F);
-impl<F> Clone for FnOp<'_, F> {
-    fn clone(&self) -> Self {
-        *self
-    }
+closure_ops! {
+    /// `map`.
+    FnOp;
+    /// `inspect`.
+    InspectOp;
+    /// `update`.
+    UpdateOp;
 }
-impl<F> Copy for FnOp<'_, F> {}
+
 impl<T, R: Send, F: Fn(T) -> R + Sync> MapOp<T> for FnOp<'_, F> {
     type Output = R;
     #[inline(always)]
@@ -50,19 +52,20 @@ impl<'a, T: Clone + Send + 'a> MapOp<&'a T> for CloneOp {
     }
 }
 
-/// `inspect`.
-pub(crate) struct InspectOp<'f, F>(&'f F);
-impl<F> Clone for InspectOp<'_, F> {
-    fn clone(&self) -> Self {
-        *self
-    }
-}
-impl<F> Copy for InspectOp<'_, F> {}
 impl<T: Send, F: Fn(&T) + Sync> MapOp<T> for InspectOp<'_, F> {
     type Output = T;
     #[inline(always)]
     fn call(&self, item: T) -> T {
         (self.0)(&item);
+        item
+    }
+}
+
+impl<T: Send, F: Fn(&mut T) + Sync> MapOp<T> for UpdateOp<'_, F> {
+    type Output = T;
+    #[inline(always)]
+    fn call(&self, mut item: T) -> T {
+        (self.0)(&mut item);
         item
     }
 }
@@ -270,51 +273,75 @@ where
 
 // ---------------------------------------------------------------- public types
 
-/// The iterator returned by [`ParallelIterator::map`].
-#[derive(Clone, Debug)]
-#[must_use = "parallel iterators are lazy and do nothing unless consumed"]
-pub struct Map<I, F> {
-    base: I,
-    map_op: F,
+/// Defines a one-to-one adaptor that holds a closure (`Map`, `Inspect`, `Update`): the
+/// struct, its constructor, and both iterator impls, driving the base through the
+/// [`MapOp`] `$op` that wraps a reference to the closure.
+macro_rules! closure_adaptor {
+    ($(#[$attr:meta])* $name:ident { $field:ident } via $op:ident,
+     impl<$($g:ident),*> Item = $item:ty, where $($bounds:tt)*) => {
+        $(#[$attr])*
+        #[derive(Clone, Debug)]
+        #[must_use = "parallel iterators are lazy and do nothing unless consumed"]
+        pub struct $name<I, F> {
+            base: I,
+            $field: F,
+        }
+
+        impl<I, F> $name<I, F> {
+            pub(super) fn new(base: I, $field: F) -> Self {
+                $name { base, $field }
+            }
+        }
+
+        impl<I, F, $($g),*> ParallelIterator for $name<I, F>
+        where
+            I: ParallelIterator,
+            $($bounds)*
+        {
+            type Item = $item;
+            fn drive_unindexed<C: Consumer<$item>>(self, consumer: C) -> C::Result {
+                drive_mapped(self.base, $op(&self.$field), consumer)
+            }
+            fn opt_len(&self) -> Option<usize> {
+                self.base.opt_len()
+            }
+            fn index_span(&self) -> usize {
+                self.base.index_span()
+            }
+        }
+
+        impl<I, F, $($g),*> IndexedParallelIterator for $name<I, F>
+        where
+            I: IndexedParallelIterator,
+            $($bounds)*
+        {
+            fn len(&self) -> usize {
+                self.base.len()
+            }
+            fn with_producer<CB: ProducerCallback<$item>>(self, callback: CB) -> CB::Output {
+                with_mapped_producer(self.base, $op(&self.$field), callback)
+            }
+        }
+    };
 }
 
-impl<I, F> Map<I, F> {
-    pub(super) fn new(base: I, map_op: F) -> Self {
-        Map { base, map_op }
-    }
-}
+closure_adaptor!(
+    /// The iterator returned by [`ParallelIterator::map`].
+    Map { map_op } via FnOp,
+    impl<R> Item = R, where F: Fn(I::Item) -> R + Sync + Send, R: Send,
+);
 
-impl<I, F, R> ParallelIterator for Map<I, F>
-where
-    I: ParallelIterator,
-    F: Fn(I::Item) -> R + Sync + Send,
-    R: Send,
-{
-    type Item = R;
-    fn drive_unindexed<C: Consumer<R>>(self, consumer: C) -> C::Result {
-        drive_mapped(self.base, FnOp(&self.map_op), consumer)
-    }
-    fn opt_len(&self) -> Option<usize> {
-        self.base.opt_len()
-    }
-    fn index_span(&self) -> usize {
-        self.base.index_span()
-    }
-}
+closure_adaptor!(
+    /// The iterator returned by [`ParallelIterator::inspect`].
+    Inspect { inspect_op } via InspectOp,
+    impl<> Item = I::Item, where F: Fn(&I::Item) + Sync + Send,
+);
 
-impl<I, F, R> IndexedParallelIterator for Map<I, F>
-where
-    I: IndexedParallelIterator,
-    F: Fn(I::Item) -> R + Sync + Send,
-    R: Send,
-{
-    fn len(&self) -> usize {
-        self.base.len()
-    }
-    fn with_producer<CB: ProducerCallback<R>>(self, callback: CB) -> CB::Output {
-        with_mapped_producer(self.base, FnOp(&self.map_op), callback)
-    }
-}
+closure_adaptor!(
+    /// The iterator returned by [`ParallelIterator::update`].
+    Update { update_op } via UpdateOp,
+    impl<> Item = I::Item, where F: Fn(&mut I::Item) + Sync + Send,
+);
 
 /// Defines `Copied` and `Cloned`: one adaptor over `&T` items that differs only in the
 /// bound on `T` and the [`MapOp`] applied.
@@ -378,50 +405,6 @@ ref_item_adaptor!(
     Clone,
     CloneOp
 );
-
-/// The iterator returned by [`ParallelIterator::inspect`].
-#[derive(Clone, Debug)]
-#[must_use = "parallel iterators are lazy and do nothing unless consumed"]
-pub struct Inspect<I, F> {
-    base: I,
-    inspect_op: F,
-}
-
-impl<I, F> Inspect<I, F> {
-    pub(super) fn new(base: I, inspect_op: F) -> Self {
-        Inspect { base, inspect_op }
-    }
-}
-
-impl<I, F> ParallelIterator for Inspect<I, F>
-where
-    I: ParallelIterator,
-    F: Fn(&I::Item) + Sync + Send,
-{
-    type Item = I::Item;
-    fn drive_unindexed<C: Consumer<I::Item>>(self, consumer: C) -> C::Result {
-        drive_mapped(self.base, InspectOp(&self.inspect_op), consumer)
-    }
-    fn opt_len(&self) -> Option<usize> {
-        self.base.opt_len()
-    }
-    fn index_span(&self) -> usize {
-        self.base.index_span()
-    }
-}
-
-impl<I, F> IndexedParallelIterator for Inspect<I, F>
-where
-    I: IndexedParallelIterator,
-    F: Fn(&I::Item) + Sync + Send,
-{
-    fn len(&self) -> usize {
-        self.base.len()
-    }
-    fn with_producer<CB: ProducerCallback<I::Item>>(self, callback: CB) -> CB::Output {
-        with_mapped_producer(self.base, InspectOp(&self.inspect_op), callback)
-    }
-}
 
 // ------------------------------------------------------------- map_with, map_init
 

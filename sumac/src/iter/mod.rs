@@ -23,9 +23,26 @@
 use std::cmp::Ordering;
 use std::iter::{Product, Sum};
 
+/// Declares small `Copy` wrappers of a shared reference to a closure: the per-item ops
+/// of the adaptors (`map`'s `MapOp`s, `filter`'s `BlockOp`s), copied into every piece
+/// of the loop.
+macro_rules! closure_ops {
+    ($($(#[$doc:meta])* $name:ident;)*) => {$(
+        $(#[$doc])*
+        pub(crate) struct $name<'f, F>(&'f F);
+        impl<F> Clone for $name<'_, F> {
+            fn clone(&self) -> Self {
+                *self
+            }
+        }
+        impl<F> Copy for $name<'_, F> {}
+    )*};
+}
+
 pub mod plumbing;
 
 mod chain;
+mod chunks;
 mod collect;
 mod collections;
 mod extend;
@@ -46,12 +63,17 @@ mod unzip;
 pub mod vec;
 
 pub use self::chain::Chain;
+pub use self::chunks::{Chunks, Positions};
 pub use self::filter::{Filter, FilterMap, FlatMapIter, FlattenIter};
 pub use self::flat_map::{FlatMap, Flatten};
 pub use self::fold::{Fold, FoldWith, TryFold, TryFoldWith};
 pub use self::halt::WhileSome;
 pub use self::indexed::{Enumerate, MaxLen, MinLen, Rev, Skip, StepBy, Take, Zip};
-pub use self::map::{Cloned, Copied, Inspect, Map, MapInit, MapWith};
+
+/// The iterator returned by [`IndexedParallelIterator::zip_eq`]: a [`Zip`] whose two
+/// sides were checked to have the same length.
+pub type ZipEq<A, B> = Zip<A, B>;
+pub use self::map::{Cloned, Copied, Inspect, Map, MapInit, MapWith, Update};
 pub use self::par_bridge::{IterBridge, ParallelBridge};
 
 use self::plumbing::{BridgeCallback, Consumer, ProducerCallback};
@@ -440,6 +462,53 @@ pub trait ParallelIterator: Sized + Send {
         find::find(self, &predicate, find::Mode::Any)
     }
 
+    /// Applies `predicate` to the items and returns any `Some` result, stopping early
+    /// (like [`find_any`](ParallelIterator::find_any)).
+    ///
+    /// ```
+    /// use sumac::prelude::*;
+    /// let r = ["a", "7", "x"].par_iter().find_map_any(|s| s.parse::<u32>().ok());
+    /// assert_eq!(r, Some(7));
+    /// ```
+    fn find_map_any<P, R>(self, predicate: P) -> Option<R>
+    where
+        P: Fn(Self::Item) -> Option<R> + Sync + Send,
+        R: Send,
+    {
+        self.filter_map(predicate).find_any(|_| true)
+    }
+
+    /// The first `Some` result of `predicate`, in iteration order, like
+    /// [`Iterator::find_map`].
+    ///
+    /// ```
+    /// use sumac::prelude::*;
+    /// let r = ["a", "7", "x", "8"].par_iter().find_map_first(|s| s.parse::<u32>().ok());
+    /// assert_eq!(r, Some(7));
+    /// ```
+    fn find_map_first<P, R>(self, predicate: P) -> Option<R>
+    where
+        P: Fn(Self::Item) -> Option<R> + Sync + Send,
+        R: Send,
+    {
+        self.filter_map(predicate).find_first(|_| true)
+    }
+
+    /// The last `Some` result of `predicate`, in iteration order.
+    ///
+    /// ```
+    /// use sumac::prelude::*;
+    /// let r = ["a", "7", "x", "8"].par_iter().find_map_last(|s| s.parse::<u32>().ok());
+    /// assert_eq!(r, Some(8));
+    /// ```
+    fn find_map_last<P, R>(self, predicate: P) -> Option<R>
+    where
+        P: Fn(Self::Item) -> Option<R> + Sync + Send,
+        R: Send,
+    {
+        self.filter_map(predicate).find_last(|_| true)
+    }
+
     /// Searches for the first item (in iteration order) matching `predicate`.
     ///
     /// ```
@@ -631,6 +700,20 @@ pub trait ParallelIterator: Sized + Send {
         OP: Fn(&Self::Item) + Sync + Send,
     {
         Inspect::new(self, inspect_op)
+    }
+
+    /// Calls `update_op` on a mutable reference to every item as it passes.
+    ///
+    /// ```
+    /// use sumac::prelude::*;
+    /// let v: Vec<Vec<i32>> = (0..3).into_par_iter().map(|i| vec![i]).update(|v| v.push(9)).collect();
+    /// assert_eq!(v, [vec![0, 9], vec![1, 9], vec![2, 9]]);
+    /// ```
+    fn update<OP>(self, update_op: OP) -> Update<Self, OP>
+    where
+        OP: Fn(&mut Self::Item) + Sync + Send,
+    {
+        Update::new(self, update_op)
     }
 
     /// Keeps the items for which `filter_op` returns `true`.
@@ -867,6 +950,178 @@ pub trait IndexedParallelIterator: ParallelIterator {
         Z::Iter: IndexedParallelIterator,
     {
         Zip::new(self, zip_op.into_par_iter())
+    }
+
+    /// Like [`zip`](IndexedParallelIterator::zip), for two iterators of the same length.
+    ///
+    /// ```
+    /// use sumac::prelude::*;
+    /// let dot: i32 = [1, 2, 3].par_iter().zip_eq(&[4, 5, 6]).map(|(a, b)| a * b).sum();
+    /// assert_eq!(dot, 32);
+    /// ```
+    ///
+    /// # Panics
+    /// If the two lengths differ.
+    fn zip_eq<Z>(self, zip_op: Z) -> ZipEq<Self, Z::Iter>
+    where
+        Z: IntoParallelIterator,
+        Z::Iter: IndexedParallelIterator,
+    {
+        let other = zip_op.into_par_iter();
+        let (len, other_len) = (self.len(), other.len());
+        assert_eq!(
+            len, other_len,
+            "zip_eq: the iterators have different lengths"
+        );
+        Zip::new(self, other)
+    }
+
+    /// Gathers the items into vectors of `chunk_size` items, in order (the last one may be
+    /// shorter).
+    ///
+    /// ```
+    /// use sumac::prelude::*;
+    /// let rows: Vec<Vec<u32>> = (0..7u32).into_par_iter().chunks(3).collect();
+    /// assert_eq!(rows, [vec![0, 1, 2], vec![3, 4, 5], vec![6]]);
+    /// ```
+    ///
+    /// # Panics
+    /// If `chunk_size` is 0.
+    fn chunks(self, chunk_size: usize) -> Chunks<Self> {
+        Chunks::new(self, chunk_size)
+    }
+
+    /// The positions of the items that satisfy `predicate`, in order.
+    ///
+    /// ```
+    /// use sumac::prelude::*;
+    /// let v = [1, 4, 2, 8, 5];
+    /// let big: Vec<usize> = v.par_iter().positions(|&x| x > 3).collect();
+    /// assert_eq!(big, [1, 3, 4]);
+    /// ```
+    fn positions<P>(self, predicate: P) -> Positions<Self, P>
+    where
+        P: Fn(Self::Item) -> bool + Sync + Send,
+    {
+        Positions::new(self, predicate)
+    }
+
+    /// Compares the items with those of `other` lexicographically, like [`Iterator::cmp`].
+    ///
+    /// ```
+    /// use std::cmp::Ordering;
+    /// use sumac::prelude::*;
+    /// assert_eq!([1, 2, 3].par_iter().cmp(&[1, 2, 4]), Ordering::Less);
+    /// assert_eq!([1, 2, 3].par_iter().cmp(&[1, 2]), Ordering::Greater);
+    /// ```
+    fn cmp<I>(self, other: I) -> Ordering
+    where
+        I: IntoParallelIterator<Item = Self::Item>,
+        I::Iter: IndexedParallelIterator,
+        Self::Item: Ord,
+    {
+        let other = other.into_par_iter();
+        let by_len = self.len().cmp(&other.len());
+        self.zip(other)
+            .map(|(a, b)| a.cmp(&b))
+            .find_first(|&order| order != Ordering::Equal)
+            .unwrap_or(by_len)
+    }
+
+    /// Compares the items with those of `other` lexicographically, like
+    /// [`Iterator::partial_cmp`].
+    ///
+    /// ```
+    /// use std::cmp::Ordering;
+    /// use sumac::prelude::*;
+    /// assert_eq!([1.0, f64::NAN].par_iter().partial_cmp(&[1.0, 2.0]), None);
+    /// assert_eq!([1.0, 2.0].par_iter().partial_cmp(&[1.0, 2.5]), Some(Ordering::Less));
+    /// ```
+    fn partial_cmp<I>(self, other: I) -> Option<Ordering>
+    where
+        I: IntoParallelIterator,
+        I::Iter: IndexedParallelIterator,
+        Self::Item: PartialOrd<I::Item>,
+    {
+        let other = other.into_par_iter();
+        let by_len = self.len().cmp(&other.len());
+        self.zip(other)
+            .map(|(a, b)| a.partial_cmp(&b))
+            .find_first(|&order| order != Some(Ordering::Equal))
+            .unwrap_or(Some(by_len))
+    }
+
+    /// Whether the items equal those of `other`, like [`Iterator::eq`].
+    ///
+    /// ```
+    /// use sumac::prelude::*;
+    /// assert!((0..100).into_par_iter().eq((0..100).collect::<Vec<_>>()));
+    /// assert!((0..100).into_par_iter().ne(0..99));
+    /// ```
+    fn eq<I>(self, other: I) -> bool
+    where
+        I: IntoParallelIterator,
+        I::Iter: IndexedParallelIterator,
+        Self::Item: PartialEq<I::Item>,
+    {
+        let other = other.into_par_iter();
+        self.len() == other.len() && self.zip(other).all(|(a, b)| a == b)
+    }
+
+    /// Whether the items differ from those of `other`, like [`Iterator::ne`].
+    fn ne<I>(self, other: I) -> bool
+    where
+        I: IntoParallelIterator,
+        I::Iter: IndexedParallelIterator,
+        Self::Item: PartialEq<I::Item>,
+    {
+        !self.eq(other)
+    }
+
+    /// Whether the items are lexicographically less than those of `other`.
+    fn lt<I>(self, other: I) -> bool
+    where
+        I: IntoParallelIterator,
+        I::Iter: IndexedParallelIterator,
+        Self::Item: PartialOrd<I::Item>,
+    {
+        self.partial_cmp(other) == Some(Ordering::Less)
+    }
+
+    /// Whether the items are lexicographically less than or equal to those of `other`.
+    fn le<I>(self, other: I) -> bool
+    where
+        I: IntoParallelIterator,
+        I::Iter: IndexedParallelIterator,
+        Self::Item: PartialOrd<I::Item>,
+    {
+        matches!(
+            self.partial_cmp(other),
+            Some(Ordering::Less | Ordering::Equal)
+        )
+    }
+
+    /// Whether the items are lexicographically greater than those of `other`.
+    fn gt<I>(self, other: I) -> bool
+    where
+        I: IntoParallelIterator,
+        I::Iter: IndexedParallelIterator,
+        Self::Item: PartialOrd<I::Item>,
+    {
+        self.partial_cmp(other) == Some(Ordering::Greater)
+    }
+
+    /// Whether the items are lexicographically greater than or equal to those of `other`.
+    fn ge<I>(self, other: I) -> bool
+    where
+        I: IntoParallelIterator,
+        I::Iter: IndexedParallelIterator,
+        Self::Item: PartialOrd<I::Item>,
+    {
+        matches!(
+            self.partial_cmp(other),
+            Some(Ordering::Greater | Ordering::Equal)
+        )
     }
 
     /// Pairs every item with its position.

@@ -31,6 +31,50 @@ impl<T: Send> IntoParallelIterator for Vec<T> {
     }
 }
 
+/// An array by value: its items are moved into a `Vec` first.
+impl<T: Send, const N: usize> IntoParallelIterator for [T; N] {
+    type Iter = IntoIter<T>;
+    type Item = T;
+    fn into_par_iter(self) -> IntoIter<T> {
+        IntoIter {
+            vec: Vec::from(self),
+        }
+    }
+}
+
+/// `par_drain`: removes a range of items from a vector and iterates over them in parallel.
+///
+/// ```
+/// use sumac::prelude::*;
+/// let mut v: Vec<u32> = (0..10).collect();
+/// let drained: Vec<u32> = v.par_drain(2..5).map(|x| x * 10).collect();
+/// assert_eq!(drained, [20, 30, 40]);
+/// assert_eq!(v, [0, 1, 5, 6, 7, 8, 9]);
+/// ```
+pub trait ParallelDrainRange<Idx = usize> {
+    /// The parallel iterator over the removed items.
+    type Iter: ParallelIterator<Item = Self::Item>;
+    /// The removed items.
+    type Item: Send;
+    /// Removes the items in `range` at once (the items after it move down to close the
+    /// gap, as with `Vec::drain`) and returns a parallel iterator that owns them: items
+    /// it does not yield are dropped with it.
+    ///
+    /// # Panics
+    /// If the range is out of bounds or its start is past its end.
+    fn par_drain<R: std::ops::RangeBounds<Idx>>(self, range: R) -> Self::Iter;
+}
+
+impl<T: Send> ParallelDrainRange<usize> for &mut Vec<T> {
+    type Iter = IntoIter<T>;
+    type Item = T;
+    fn par_drain<R: std::ops::RangeBounds<usize>>(self, range: R) -> IntoIter<T> {
+        IntoIter {
+            vec: self.drain(range).collect(),
+        }
+    }
+}
+
 impl<T: Send> ParallelIterator for IntoIter<T> {
     type Item = T;
     fn drive_unindexed<C: Consumer<T>>(self, consumer: C) -> C::Result {

@@ -17,6 +17,8 @@
 
 use std::cmp::Ordering;
 
+use crate::iter::{IndexedParallelIterator, IntoParallelRefMutIterator, ParallelIterator};
+
 mod mergesort;
 mod quicksort;
 
@@ -195,6 +197,49 @@ pub trait ParallelSliceMut<T: Send> {
         F: Fn(&T, &T) -> Ordering + Sync,
     {
         mergesort::sort(self.as_parallel_slice_mut(), &compare);
+    }
+
+    /// Sorts the slice stably by a key that is computed once per element, in parallel
+    /// (like `slice::sort_by_cached_key`): for keys that are expensive to compute. Uses a
+    /// buffer of one `(key, index)` pair per element.
+    ///
+    /// ```
+    /// use sumac::prelude::*;
+    /// let mut words = ["sumac", "is", "a", "runtime"];
+    /// words.par_sort_by_cached_key(|w| w.len());
+    /// assert_eq!(words, ["a", "is", "sumac", "runtime"]);
+    /// ```
+    ///
+    /// # Panics
+    /// If `f` panics (the panic propagates and the slice is unchanged).
+    fn par_sort_by_cached_key<K, F>(&mut self, f: F)
+    where
+        F: Fn(&T) -> K + Sync,
+        K: Ord + Send,
+    {
+        let slice = self.as_parallel_slice_mut();
+        if slice.len() < 2 {
+            return;
+        }
+        // Each element is borrowed by exactly one worker (through `&mut`), so `T` need
+        // not be `Sync`. Ties between keys are broken by the index: the sort is stable.
+        let mut keys: Vec<(K, usize)> = slice
+            .par_iter_mut()
+            .enumerate()
+            .map(|(i, x)| (f(x), i))
+            .collect();
+        keys.par_sort_unstable();
+        // Apply the permutation in place: position `i` receives the element that was at
+        // `keys[i].1`. Earlier swaps moved an element from a position `< i`; follow the
+        // chain of recorded moves to where it is now.
+        for i in 0..slice.len() {
+            let mut from = keys[i].1;
+            while from < i {
+                from = keys[from].1;
+            }
+            keys[i].1 = from;
+            slice.swap(i, from);
+        }
     }
 
     /// Sorts the slice stably by a key, in parallel (the key is computed for every
