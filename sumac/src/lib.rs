@@ -46,6 +46,16 @@ pub mod prelude;
 pub mod slice;
 pub mod trace;
 
+/// Parallel iterators over the parts of strings (`par_chars`, `par_lines`,
+/// `par_split`, ...): the [`ParallelString`](str::ParallelString) trait, which the
+/// prelude brings in, and the iterator types.
+pub mod str {
+    pub use crate::iter::string::{
+        Bytes, CharIndices, Chars, Lines, ParallelString, Pattern, Split, SplitTerminator,
+        SplitWhitespace,
+    };
+}
+
 #[cfg(all(test, loom))]
 mod loom_tests;
 

@@ -393,6 +393,33 @@ proptest! {
     }
 
     #[test]
+    fn string_parts(parts in prop::collection::vec(prop::sample::select(vec![
+        "a", "bc", "é", "日本", "\u{1F600}", " ", "  ", "\t", "\n", "\r\n", "\r", ",", ",,", "\u{3000}", "x\u{85}y",
+    ]), 0..60), m in 2i32..40) {
+        let text: String = parts.concat();
+        let text = text.as_str();
+        on_pool(|| {
+            prop_assert_eq!(text.par_chars().collect::<Vec<_>>(), text.chars().collect::<Vec<_>>());
+            prop_assert_eq!(text.par_chars().count(), text.chars().count());
+            prop_assert_eq!(text.par_char_indices().collect::<Vec<_>>(), text.char_indices().collect::<Vec<_>>());
+            prop_assert_eq!(text.par_bytes().collect::<Vec<_>>(), text.bytes().collect::<Vec<_>>());
+            prop_assert_eq!(text.par_lines().collect::<Vec<_>>(), text.lines().collect::<Vec<_>>());
+            prop_assert_eq!(text.par_split_whitespace().collect::<Vec<_>>(), text.split_whitespace().collect::<Vec<_>>());
+            prop_assert_eq!(text.par_split(',').collect::<Vec<_>>(), text.split(',').collect::<Vec<_>>());
+            prop_assert_eq!(text.par_split(['\n', 'é']).collect::<Vec<_>>(), text.split(['\n', 'é']).collect::<Vec<_>>());
+            prop_assert_eq!(text.par_split(&['a', ' '][..]).collect::<Vec<_>>(), text.split(&['a', ' '][..]).collect::<Vec<_>>());
+            prop_assert_eq!(text.par_split(char::is_whitespace).collect::<Vec<_>>(), text.split(char::is_whitespace).collect::<Vec<_>>());
+            prop_assert_eq!(text.par_split_terminator(',').collect::<Vec<_>>(), text.split_terminator(',').collect::<Vec<_>>());
+            prop_assert_eq!(text.par_split_terminator('\n').collect::<Vec<_>>(), text.split_terminator('\n').collect::<Vec<_>>());
+            // Searches keep the string's order.
+            let long = |w: &&str| w.len() as i32 > m / 8;
+            prop_assert_eq!(text.par_split_whitespace().find_first(long), text.split_whitespace().find(long));
+            prop_assert_eq!(text.par_split_whitespace().find_last(long), text.split_whitespace().rev().find(long));
+            Ok(())
+        })?;
+    }
+
+    #[test]
     fn collection_sources(v in small_vec(), fronts in 0usize..40) {
         on_pool(|| {
             fn sorted<T: Ord>(mut v: Vec<T>) -> Vec<T> {

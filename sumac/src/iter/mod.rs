@@ -59,6 +59,7 @@ pub mod range;
 pub mod range_inclusive;
 mod reduce;
 pub mod slice;
+pub(crate) mod string;
 mod unzip;
 pub mod vec;
 

@@ -54,6 +54,16 @@ pub trait Producer: Send + Sized {
     /// Turns the producer into a sequential iterator over its items, in order.
     fn into_iter(self) -> Self::IntoIter;
 
+    /// Feeds the producer's items to `folder`, in order, stopping early once it is
+    /// [`full`](Folder::full). This is how the loop driver consumes a block; a producer
+    /// can override it with a faster loop than its iterator's.
+    fn fold_with<F>(self, folder: F) -> F
+    where
+        F: Folder<Self::Item>,
+    {
+        folder.consume_iter(self.into_iter())
+    }
+
     /// Splits into the first `index` items and the rest (`index <= self.len()`).
     fn split_at(self, index: usize) -> (Self, Self);
 
@@ -186,10 +196,7 @@ where
     if consumer.full() {
         return consumer.into_folder().complete();
     }
-    consumer
-        .into_folder()
-        .consume_iter(producer.into_iter())
-        .complete()
+    producer.fold_with(consumer.into_folder()).complete()
 }
 
 /// A [`ProducerCallback`] that bridges the producer into a consumer.
@@ -282,7 +289,7 @@ where
         let n = hooks::block_size(block).min(len);
         let (head, tail) = producer.split_at(n);
         producer = tail;
-        folder = folder.consume_iter(head.into_iter());
+        folder = head.fold_with(folder);
         if producer.len() == 0 || folder.full() {
             return folder.complete();
         }

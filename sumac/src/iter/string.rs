@@ -1,0 +1,542 @@
+//! Parallel iterators over the parts of a string: `par_chars`, `par_char_indices`,
+//! `par_bytes`, `par_split`, `par_split_terminator`, `par_lines` and
+//! `par_split_whitespace`.
+//!
+//! # How a string is split
+//!
+//! A loop over a string runs over its *byte positions*, which split anywhere at no cost
+//! like any other index range. Each kind of part says where parts start (a char at each
+//! char boundary, a line after each `\n`, a word after whitespace, a piece after each
+//! separator). A block of positions `lo..hi` finds its first part start with a search
+//! that stays inside the block, then runs the `str` method's own iterator from there
+//! until a part starts at `hi` or later. So
+//! a piece of the loop yields exactly the parts that start inside it, however the
+//! positions were split, and the results come out in the string's order, equal to what
+//! the `str` method yields.
+//!
+//! The positions are an indexed producer whose items are `Option<part>` (a part where
+//! one starts, else `None`), which the public iterators filter; its
+//! [`fold_with`](super::plumbing::Producer::fold_with) skips the `None`s, so the loop
+//! never visits positions one by one.
+//!
+//! ```
+//! use sumac::prelude::*;
+//! let text = "one two\nthree four five\n";
+//! assert_eq!(text.par_lines().count(), 2);
+//! assert_eq!(text.par_split_whitespace().map(str::len).sum::<usize>(), 19);
+//! let vowels = text.par_chars().filter(|c| "aeiou".contains(*c)).count();
+//! assert_eq!(vowels, 9);
+//! ```
+
+use std::ops::Range;
+
+use super::plumbing::{Consumer, Producer, ProducerCallback};
+use super::{slice, Copied, IndexedParallelIterator, IntoParallelIterator, ParallelIterator};
+
+/// Parallel methods on string slices.
+pub trait ParallelString {
+    /// The string the methods work on.
+    fn as_parallel_string(&self) -> &str;
+
+    /// The chars of the string, in order.
+    ///
+    /// ```
+    /// use sumac::prelude::*;
+    /// let upper: String = "héllo".par_chars().map(|c| c.to_ascii_uppercase()).collect();
+    /// assert_eq!(upper, "HéLLO");
+    /// ```
+    fn par_chars(&self) -> Chars<'_> {
+        Chars {
+            text: self.as_parallel_string(),
+        }
+    }
+
+    /// The chars of the string with their byte positions, in order.
+    ///
+    /// ```
+    /// use sumac::prelude::*;
+    /// let v: Vec<(usize, char)> = "aé b".par_char_indices().collect();
+    /// assert_eq!(v, [(0, 'a'), (1, 'é'), (3, ' '), (4, 'b')]);
+    /// ```
+    fn par_char_indices(&self) -> CharIndices<'_> {
+        CharIndices {
+            text: self.as_parallel_string(),
+        }
+    }
+
+    /// The bytes of the string, in order (an indexed iterator).
+    ///
+    /// ```
+    /// use sumac::prelude::*;
+    /// assert_eq!("abc".par_bytes().map(u32::from).sum::<u32>(), 294);
+    /// ```
+    fn par_bytes(&self) -> Bytes<'_> {
+        self.as_parallel_string()
+            .as_bytes()
+            .into_par_iter()
+            .copied()
+    }
+
+    /// The pieces between separators, like [`str::split`] with a char pattern: a `char`,
+    /// a slice or array of chars, or a `Fn(char) -> bool`.
+    ///
+    /// ```
+    /// use sumac::prelude::*;
+    /// let v: Vec<&str> = "a,b,,c".par_split(',').collect();
+    /// assert_eq!(v, ["a", "b", "", "c"]);
+    /// let v: Vec<&str> = "a-b_c".par_split(['-', '_']).collect();
+    /// assert_eq!(v, ["a", "b", "c"]);
+    /// ```
+    fn par_split<P: Pattern>(&self, separator: P) -> Split<'_, P> {
+        Split {
+            text: self.as_parallel_string(),
+            separator,
+        }
+    }
+
+    /// The pieces ended by terminators, like [`str::split_terminator`]: as
+    /// [`par_split`](ParallelString::par_split), without an empty last piece.
+    ///
+    /// ```
+    /// use sumac::prelude::*;
+    /// let v: Vec<&str> = "a;b;".par_split_terminator(';').collect();
+    /// assert_eq!(v, ["a", "b"]);
+    /// ```
+    fn par_split_terminator<P: Pattern>(&self, terminator: P) -> SplitTerminator<'_, P> {
+        SplitTerminator {
+            text: self.as_parallel_string(),
+            terminator,
+        }
+    }
+
+    /// The lines of the string, like [`str::lines`] (without their `\n` or `\r\n`).
+    ///
+    /// ```
+    /// use sumac::prelude::*;
+    /// let v: Vec<&str> = "a\r\nb\n\nc".par_lines().collect();
+    /// assert_eq!(v, ["a", "b", "", "c"]);
+    /// ```
+    fn par_lines(&self) -> Lines<'_> {
+        Lines {
+            text: self.as_parallel_string(),
+        }
+    }
+
+    /// The words of the string, like [`str::split_whitespace`].
+    ///
+    /// ```
+    /// use sumac::prelude::*;
+    /// let v: Vec<&str> = "  a  bc\td ".par_split_whitespace().collect();
+    /// assert_eq!(v, ["a", "bc", "d"]);
+    /// ```
+    fn par_split_whitespace(&self) -> SplitWhitespace<'_> {
+        SplitWhitespace {
+            text: self.as_parallel_string(),
+        }
+    }
+}
+
+impl ParallelString for str {
+    fn as_parallel_string(&self) -> &str {
+        self
+    }
+}
+
+/// The char patterns accepted by [`ParallelString::par_split`] and
+/// [`par_split_terminator`](ParallelString::par_split_terminator) (sealed).
+pub trait Pattern: Sync + Send + private::Sealed {
+    /// Whether `c` is a separator.
+    fn is_separator(&self, c: char) -> bool;
+}
+
+mod private {
+    /// Prevents implementations outside this crate.
+    pub trait Sealed {}
+}
+
+impl private::Sealed for char {}
+impl Pattern for char {
+    fn is_separator(&self, c: char) -> bool {
+        *self == c
+    }
+}
+
+impl private::Sealed for &[char] {}
+impl Pattern for &[char] {
+    fn is_separator(&self, c: char) -> bool {
+        self.contains(&c)
+    }
+}
+
+impl<const N: usize> private::Sealed for [char; N] {}
+impl<const N: usize> Pattern for [char; N] {
+    fn is_separator(&self, c: char) -> bool {
+        self.contains(&c)
+    }
+}
+
+impl<const N: usize> private::Sealed for &[char; N] {}
+impl<const N: usize> Pattern for &[char; N] {
+    fn is_separator(&self, c: char) -> bool {
+        self.contains(&c)
+    }
+}
+
+impl<F: Fn(char) -> bool + Sync + Send> private::Sealed for F {}
+impl<F: Fn(char) -> bool + Sync + Send> Pattern for F {
+    fn is_separator(&self, c: char) -> bool {
+        self(c)
+    }
+}
+
+/// The iterator returned by [`ParallelString::par_bytes`].
+pub type Bytes<'a> = Copied<slice::Iter<'a, u8>>;
+
+// ------------------------------------------------------------------- the machinery
+
+/// A kind of part of a string: where parts start, and what they are.
+trait PartKind<'a>: Copy + Send + Sync {
+    type Part: Send;
+    /// The number of positions a part may start at (`len`, or `len + 1` where an empty
+    /// part may start at the very end).
+    fn positions(text: &str) -> usize {
+        text.len()
+    }
+    /// The first position in `lo..hi` (`lo < hi <= positions`) where a part starts; the
+    /// search stays within that range.
+    fn first_start(self, text: &'a str, lo: usize, hi: usize) -> Option<usize>;
+    /// The parts from the one that starts at `from` on, each with its start: the `str`
+    /// method's own iterator, run on the rest of the string.
+    fn parts_from(self, text: &'a str, from: usize) -> impl Iterator<Item = (usize, Self::Part)>;
+    /// The parts that start in `lo..hi`, in order.
+    fn parts_in(self, text: &'a str, lo: usize, hi: usize) -> impl Iterator<Item = Self::Part> {
+        let first = self.first_start(text, lo, hi);
+        first
+            .into_iter()
+            .flat_map(move |first| self.parts_from(text, first))
+            .take_while(move |&(start, _)| start < hi)
+            .map(|(_, part)| part)
+    }
+}
+
+/// The first char boundary at or after `pos`.
+fn ceil_boundary(text: &str, mut pos: usize) -> usize {
+    while !text.is_char_boundary(pos) {
+        pos += 1;
+    }
+    pos
+}
+
+/// The last char boundary at or before `pos`.
+fn floor_boundary(text: &str, mut pos: usize) -> usize {
+    while !text.is_char_boundary(pos) {
+        pos -= 1;
+    }
+    pos
+}
+
+/// Where `part`, a slice of `text`, starts in it (comparing addresses only).
+fn start_in(text: &str, part: &str) -> usize {
+    part.as_ptr().addr() - text.as_ptr().addr()
+}
+
+#[derive(Clone, Copy)]
+struct CharsKind;
+impl<'a> PartKind<'a> for CharsKind {
+    type Part = char;
+    #[inline]
+    fn first_start(self, text: &'a str, lo: usize, hi: usize) -> Option<usize> {
+        Some(ceil_boundary(text, lo)).filter(|&start| start < hi)
+    }
+    #[inline]
+    fn parts_from(self, text: &'a str, from: usize) -> impl Iterator<Item = (usize, char)> {
+        text[from..].char_indices().map(move |(i, c)| (from + i, c))
+    }
+    /// The chars of the block's slice, with no position check per char.
+    #[inline]
+    fn parts_in(self, text: &'a str, lo: usize, hi: usize) -> impl Iterator<Item = char> {
+        text[ceil_boundary(text, lo)..ceil_boundary(text, hi)].chars()
+    }
+}
+
+#[derive(Clone, Copy)]
+struct CharIndicesKind;
+impl<'a> PartKind<'a> for CharIndicesKind {
+    type Part = (usize, char);
+    #[inline]
+    fn first_start(self, text: &'a str, lo: usize, hi: usize) -> Option<usize> {
+        CharsKind.first_start(text, lo, hi)
+    }
+    #[inline]
+    fn parts_from(
+        self,
+        text: &'a str,
+        from: usize,
+    ) -> impl Iterator<Item = (usize, (usize, char))> {
+        CharsKind.parts_from(text, from).map(|(i, c)| (i, (i, c)))
+    }
+    #[inline]
+    fn parts_in(self, text: &'a str, lo: usize, hi: usize) -> impl Iterator<Item = (usize, char)> {
+        let from = ceil_boundary(text, lo);
+        text[from..ceil_boundary(text, hi)]
+            .char_indices()
+            .map(move |(i, c)| (from + i, c))
+    }
+}
+
+#[derive(Clone, Copy)]
+struct LinesKind;
+impl<'a> PartKind<'a> for LinesKind {
+    type Part = &'a str;
+    fn first_start(self, text: &'a str, lo: usize, hi: usize) -> Option<usize> {
+        if lo == 0 {
+            return Some(0);
+        }
+        // A line starts right after each `\n` (except one at the very end).
+        let newline = text.as_bytes()[lo - 1..hi - 1]
+            .iter()
+            .position(|&b| b == b'\n')?;
+        Some(lo + newline)
+    }
+    fn parts_from(self, text: &'a str, from: usize) -> impl Iterator<Item = (usize, &'a str)> {
+        text[from..]
+            .lines()
+            .map(move |line| (start_in(text, line), line))
+    }
+}
+
+#[derive(Clone, Copy)]
+struct WordsKind;
+impl<'a> PartKind<'a> for WordsKind {
+    type Part = &'a str;
+    fn first_start(self, text: &'a str, lo: usize, hi: usize) -> Option<usize> {
+        let from = ceil_boundary(text, lo);
+        // Inside a word that started before `lo`: no word starts until whitespace.
+        let mut in_word = text[..from]
+            .chars()
+            .next_back()
+            .is_some_and(|c| !c.is_whitespace());
+        for (i, c) in text[from..].char_indices() {
+            if from + i >= hi {
+                return None;
+            }
+            if c.is_whitespace() {
+                in_word = false;
+            } else if !in_word {
+                return Some(from + i);
+            }
+        }
+        None
+    }
+    fn parts_from(self, text: &'a str, from: usize) -> impl Iterator<Item = (usize, &'a str)> {
+        text[from..]
+            .split_whitespace()
+            .map(move |word| (start_in(text, word), word))
+    }
+}
+
+/// `par_split` (`TERMINATED == false`) and `par_split_terminator`.
+struct PiecesKind<'p, P, const TERMINATED: bool>(&'p P);
+impl<P, const TERMINATED: bool> Clone for PiecesKind<'_, P, TERMINATED> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<P, const TERMINATED: bool> Copy for PiecesKind<'_, P, TERMINATED> {}
+
+impl<'a, P: Pattern, const TERMINATED: bool> PartKind<'a> for PiecesKind<'_, P, TERMINATED> {
+    type Part = &'a str;
+    fn positions(text: &str) -> usize {
+        // A split string also has a (possibly empty) piece after its last separator.
+        if TERMINATED {
+            text.len()
+        } else {
+            text.len() + 1
+        }
+    }
+    fn first_start(self, text: &'a str, lo: usize, hi: usize) -> Option<usize> {
+        if lo == 0 {
+            return Some(0);
+        }
+        // A piece starts where a separator ends. The char that holds byte `lo - 1` is the
+        // first one that can end at `lo` or later.
+        let from = floor_boundary(text, lo - 1);
+        for (i, c) in text[from..].char_indices() {
+            let end = from + i + c.len_utf8();
+            if end >= hi {
+                return None;
+            }
+            if self.0.is_separator(c) {
+                return Some(end);
+            }
+        }
+        None
+    }
+    fn parts_from(self, text: &'a str, from: usize) -> impl Iterator<Item = (usize, &'a str)> {
+        // `split_terminator` differs only in its last, empty piece, which starts at
+        // `text.len()`: outside its positions, so never asked for.
+        let separator = self.0;
+        let pieces = text[from..].split(move |c| separator.is_separator(c));
+        pieces.map(move |piece| (start_in(text, piece), piece))
+    }
+}
+
+/// The byte positions `range` of `text`: for each, the part of kind `K` that starts
+/// there, if any.
+struct PartsProducer<'a, K> {
+    text: &'a str,
+    range: Range<usize>,
+    kind: K,
+}
+
+impl<'a, K: PartKind<'a>> Producer for PartsProducer<'a, K> {
+    type Item = Option<K::Part>;
+    type IntoIter = PartsIter<'a, K>;
+    fn len(&self) -> usize {
+        self.range.len()
+    }
+    fn into_iter(self) -> PartsIter<'a, K> {
+        PartsIter {
+            text: self.text,
+            range: self.range,
+            kind: self.kind,
+        }
+    }
+    /// Jumps from part to part instead of visiting every position: only the parts are
+    /// passed on (the `None`s of the other positions would be dropped by the `filter_map`
+    /// that every public string iterator puts on top of this producer).
+    fn fold_with<F>(self, folder: F) -> F
+    where
+        F: super::plumbing::Folder<Self::Item>,
+    {
+        let Range { start: lo, end: hi } = self.range;
+        if lo == hi {
+            return folder;
+        }
+        folder.consume_iter(self.kind.parts_in(self.text, lo, hi).map(Some))
+    }
+    fn split_at(self, index: usize) -> (Self, Self) {
+        let mid = self.range.start + index;
+        let piece = |range| PartsProducer {
+            text: self.text,
+            range,
+            kind: self.kind,
+        };
+        (piece(self.range.start..mid), piece(mid..self.range.end))
+    }
+}
+
+struct PartsIter<'a, K> {
+    text: &'a str,
+    range: Range<usize>,
+    kind: K,
+}
+
+impl<'a, K: PartKind<'a>> Iterator for PartsIter<'a, K> {
+    type Item = Option<K::Part>;
+    #[inline]
+    fn next(&mut self) -> Option<Self::Item> {
+        let pos = self.range.next()?;
+        Some(self.kind.parts_in(self.text, pos, pos + 1).next())
+    }
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.range.size_hint()
+    }
+}
+
+impl<'a, K: PartKind<'a>> DoubleEndedIterator for PartsIter<'a, K> {
+    fn next_back(&mut self) -> Option<Self::Item> {
+        let pos = self.range.next_back()?;
+        Some(self.kind.parts_in(self.text, pos, pos + 1).next())
+    }
+}
+
+impl<'a, K: PartKind<'a>> ExactSizeIterator for PartsIter<'a, K> {}
+
+/// Every byte position of a string with the part that starts there, if any: an indexed
+/// iterator, which the public iterators filter.
+struct Positions<'a, K> {
+    text: &'a str,
+    kind: K,
+}
+
+impl<'a, K: PartKind<'a>> ParallelIterator for Positions<'a, K> {
+    type Item = Option<K::Part>;
+    fn drive_unindexed<C: Consumer<Self::Item>>(self, consumer: C) -> C::Result {
+        super::drive_indexed(self, consumer)
+    }
+    fn opt_len(&self) -> Option<usize> {
+        Some(K::positions(self.text))
+    }
+}
+
+impl<'a, K: PartKind<'a>> IndexedParallelIterator for Positions<'a, K> {
+    fn len(&self) -> usize {
+        K::positions(self.text)
+    }
+    fn with_producer<CB: ProducerCallback<Self::Item>>(self, callback: CB) -> CB::Output {
+        callback.callback(PartsProducer {
+            text: self.text,
+            range: 0..K::positions(self.text),
+            kind: self.kind,
+        })
+    }
+}
+
+/// Declares a public iterator over the parts of a string: the struct, and its
+/// `ParallelIterator` impl, which keeps the parts found at the positions.
+macro_rules! parts_iterator {
+    ($(#[$doc:meta])* $name:ident<'a $(, $p:ident: $bound:ident)?> { $($field:ident: $ty:ty),* }
+     => $item:ty, |$this:ident| $kind:expr) => {
+        $(#[$doc])*
+        #[derive(Clone, Debug)]
+        #[must_use = "parallel iterators are lazy and do nothing unless consumed"]
+        pub struct $name<'a $(, $p)?> {
+            text: &'a str,
+            $($field: $ty),*
+        }
+
+        impl<'a $(, $p: $bound)?> ParallelIterator for $name<'a $(, $p)?> {
+            type Item = $item;
+            fn drive_unindexed<C: Consumer<$item>>(self, consumer: C) -> C::Result {
+                let $this = &self;
+                let kind = $kind;
+                Positions { text: self.text, kind }
+                    .filter_map(|part| part)
+                    .drive_unindexed(consumer)
+            }
+            fn index_span(&self) -> usize {
+                let $this = self;
+                let kind = $kind;
+                Positions { text: self.text, kind }.len()
+            }
+        }
+    };
+}
+
+parts_iterator!(
+    /// The iterator returned by [`ParallelString::par_chars`].
+    Chars<'a> {} => char, |_this| CharsKind
+);
+parts_iterator!(
+    /// The iterator returned by [`ParallelString::par_char_indices`].
+    CharIndices<'a> {} => (usize, char), |_this| CharIndicesKind
+);
+parts_iterator!(
+    /// The iterator returned by [`ParallelString::par_lines`].
+    Lines<'a> {} => &'a str, |_this| LinesKind
+);
+parts_iterator!(
+    /// The iterator returned by [`ParallelString::par_split_whitespace`].
+    SplitWhitespace<'a> {} => &'a str, |_this| WordsKind
+);
+parts_iterator!(
+    /// The iterator returned by [`ParallelString::par_split`].
+    Split<'a, P: Pattern> { separator: P } => &'a str,
+    |this| PiecesKind::<P, false>(&this.separator)
+);
+parts_iterator!(
+    /// The iterator returned by [`ParallelString::par_split_terminator`].
+    SplitTerminator<'a, P: Pattern> { terminator: P } => &'a str,
+    |this| PiecesKind::<P, true>(&this.terminator)
+);
