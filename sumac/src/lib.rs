@@ -40,6 +40,7 @@ mod shared_queue;
 mod spawn;
 mod stats;
 mod sync;
+mod yielding;
 
 pub mod iter;
 pub mod prelude;
@@ -67,6 +68,7 @@ pub use crate::pool::{
 pub use crate::scope::{in_place_scope, scope, Scope};
 pub use crate::spawn::spawn;
 pub use crate::stats::{PoolStats, WorkerStats};
+pub use crate::yielding::{yield_local, yield_now, Yield};
 
 use crate::registry::WorkerThread;
 

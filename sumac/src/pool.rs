@@ -464,6 +464,18 @@ impl ThreadPool {
         spawn::spawn_in(&self.registry, func);
     }
 
+    /// [`yield_now`](crate::yield_now), if the calling thread is a worker of this pool
+    /// (`None` otherwise).
+    pub fn yield_now(&self) -> Option<crate::Yield> {
+        crate::yielding::yield_on(Some(&self.registry), true)
+    }
+
+    /// [`yield_local`](crate::yield_local), if the calling thread is a worker of this
+    /// pool (`None` otherwise).
+    pub fn yield_local(&self) -> Option<crate::Yield> {
+        crate::yielding::yield_on(Some(&self.registry), false)
+    }
+
     /// The number of worker threads of this pool.
     pub fn current_num_threads(&self) -> usize {
         self.registry.num_threads()

@@ -736,24 +736,39 @@ impl WorkerThread {
                 }
                 return;
             }
-            if let Some(job) = self.jobs.pop_newest() {
-                // SAFETY: a job popped from our own list is live and LOCAL; marking it
-                // TAKEN gives us the right to run it.
-                unsafe {
-                    let header = job.as_ref();
-                    header.set_owner(&self.registry.queue, self.index);
-                    header.share.store(TAKEN, Ordering::Relaxed);
-                    JobHeader::execute(job);
-                }
-                continue;
-            }
-            if let Some(job) = self.registry.queue.take(false) {
-                self.run_shared(job);
+            if self.run_pending_job(true) {
                 continue;
             }
             self.idle_until(&done);
             idled = true;
         }
+    }
+
+    /// Runs one pending job, if there is one: this worker's newest own job (a fork not
+    /// yet joined, or a spawned job), else, if `shared`, the oldest job of the shared
+    /// queue. Returns whether it ran one.
+    ///
+    /// Running an own fork early is sound wherever this worker is: its join then finds
+    /// the fork no longer LOCAL and waits for DONE, which it already is.
+    pub(crate) fn run_pending_job(&self, shared: bool) -> bool {
+        if let Some(job) = self.jobs.pop_newest() {
+            // SAFETY: a job popped from our own list is live and LOCAL; marking it
+            // TAKEN gives us the right to run it.
+            unsafe {
+                let header = job.as_ref();
+                header.set_owner(&self.registry.queue, self.index);
+                header.share.store(TAKEN, Ordering::Relaxed);
+                JobHeader::execute(job);
+            }
+            return true;
+        }
+        if shared {
+            if let Some(job) = self.registry.queue.take(false) {
+                self.run_shared(job);
+                return true;
+            }
+        }
+        false
     }
 
     /// Spins for at most one heartbeat interval, watching the queue length (a read-only

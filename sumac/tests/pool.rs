@@ -310,3 +310,54 @@ fn dropping_a_pool_from_its_own_worker_detaches() {
         .recv_timeout(Duration::from_secs(10))
         .expect("the spawned job ran");
 }
+
+/// Fibonacci whose every call yields first: pending forks of the caller (and shared
+/// jobs) run early, inside unrelated calls, and every join must still see its own
+/// result. On a 1 µs heartbeat, so forks are shared and taken back meanwhile.
+fn yielding_fib(n: u64, executed: &AtomicUsize) -> u64 {
+    if sumac::yield_now() == Some(sumac::Yield::Executed) {
+        executed.fetch_add(1, Ordering::Relaxed);
+    }
+    if n < 2 {
+        return n;
+    }
+    let (a, b) = sumac::join(
+        || yielding_fib(n - 1, executed),
+        || yielding_fib(n - 2, executed),
+    );
+    a + b
+}
+
+#[test]
+fn yielding_runs_pending_jobs_and_keeps_results() {
+    let pool = common::stress_pool(4);
+    let executed = AtomicUsize::new(0);
+    for _ in 0..20 {
+        assert_eq!(
+            pool.install(|| yielding_fib(18, &executed)),
+            common::fib_seq(18)
+        );
+    }
+    assert!(
+        executed.load(Ordering::Relaxed) > 0,
+        "no yield ever ran a job"
+    );
+    // Outside any pool, and on a worker of another pool.
+    assert_eq!(sumac::yield_now(), None);
+    assert_eq!(sumac::yield_local(), None);
+    let other = common::stress_pool(1);
+    assert_eq!(other.install(|| pool.yield_now()), None);
+    assert_eq!(
+        other.install(|| other.yield_local()),
+        Some(sumac::Yield::Idle)
+    );
+    // yield_local runs the worker's own spawned job.
+    let ran = AtomicUsize::new(0);
+    other.scope(|s| {
+        s.spawn(|_| {
+            ran.fetch_add(1, Ordering::Relaxed);
+        });
+        assert_eq!(other.yield_local(), Some(sumac::Yield::Executed));
+        assert_eq!(ran.load(Ordering::Relaxed), 1);
+    });
+}

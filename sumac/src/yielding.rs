@@ -1,0 +1,57 @@
+//! `yield_now` and `yield_local`: a worker blocked on something outside the pool (a
+//! lock, a channel, a flag set by another job) lets the pool's pending work run on its
+//! thread meanwhile.
+
+use crate::registry::{Registry, WorkerThread};
+
+/// What a call to [`yield_now`] or [`yield_local`] did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Yield {
+    /// A pending job ran on this thread.
+    Executed,
+    /// There was no pending job to run.
+    Idle,
+}
+
+/// Runs one pending job of the current pool on this thread, if there is one: this
+/// worker's newest pending fork or spawned job, else the oldest job shared with the
+/// pool. Returns `None` when called from outside any pool.
+///
+/// ```
+/// use std::sync::atomic::{AtomicBool, Ordering};
+/// let pool = sumac::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+/// let ran = AtomicBool::new(false);
+/// pool.scope(|s| {
+///     s.spawn(|_| ran.store(true, Ordering::Relaxed));
+///     // The one worker waits for `ran` without blocking the spawned job.
+///     while !ran.load(Ordering::Relaxed) {
+///         assert_eq!(sumac::yield_now(), Some(sumac::Yield::Executed));
+///     }
+///     assert_eq!(sumac::yield_now(), Some(sumac::Yield::Idle));
+/// });
+/// assert_eq!(sumac::yield_now(), None);
+/// ```
+pub fn yield_now() -> Option<Yield> {
+    yield_on(None, true)
+}
+
+/// Like [`yield_now`], but runs only this worker's own pending jobs, never one shared
+/// by another worker.
+pub fn yield_local() -> Option<Yield> {
+    yield_on(None, false)
+}
+
+/// Runs one pending job on the calling worker, if it belongs to `pool` (any pool when
+/// `None`).
+pub(crate) fn yield_on(pool: Option<&Registry>, shared: bool) -> Option<Yield> {
+    // SAFETY: a non-null thread-local pointer refers to this thread's live worker.
+    let worker = unsafe { WorkerThread::current().as_ref() }?;
+    if pool.is_some_and(|pool| !std::ptr::eq(pool, &**worker.registry())) {
+        return None;
+    }
+    Some(if worker.run_pending_job(shared) {
+        Yield::Executed
+    } else {
+        Yield::Idle
+    })
+}
