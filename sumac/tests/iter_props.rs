@@ -383,6 +383,14 @@ proptest! {
                 v.par_iter().zip_eq(v.par_iter().rev()).map(|(a, b)| a - b).collect::<Vec<_>>(),
                 v.iter().zip(v.iter().rev()).map(|(a, b)| a - b).collect::<Vec<_>>()
             );
+            prop_assert_eq!(
+                sumac::iter::repeat(m).zip(&v).map(|(m, &x)| m * x).collect::<Vec<_>>(),
+                v.iter().map(|&x| m * x).collect::<Vec<_>>()
+            );
+            prop_assert_eq!(
+                v.par_iter().filter(|&&x| x % m == 0).copied().collect_vec_list().into_iter().flatten().collect::<Vec<_>>(),
+                v.iter().filter(|&&x| x % m == 0).copied().collect::<Vec<_>>()
+            );
             let mut drained_from = v.clone();
             let (lo, hi) = (v.len() / 3, v.len() / 2);
             let drained: Vec<i32> = drained_from.par_drain(lo..hi).collect();

@@ -209,6 +209,13 @@ fn slices_vecs_options() {
     }
     check(|| Some(5).into_par_iter(), &[5]);
     check(|| None::<i32>.into_par_iter(), &[]);
+    check(|| sumac::iter::once(5), &[5]);
+    check(sumac::iter::empty::<i32>, &[]);
+    for n in 0..=12 {
+        let e = vec![String::from("r"); n];
+        check(|| sumac::iter::repeat_n(String::from("r"), n), &e);
+        check(|| sumac::iter::repeat(String::from("r")).take(n), &e);
+    }
 }
 
 #[test]

@@ -58,6 +58,7 @@ mod par_bridge;
 pub mod range;
 pub mod range_inclusive;
 mod reduce;
+mod repeat;
 pub mod slice;
 pub(crate) mod string;
 mod unzip;
@@ -76,6 +77,7 @@ pub use self::indexed::{Enumerate, MaxLen, MinLen, Rev, Skip, StepBy, Take, Zip}
 pub type ZipEq<A, B> = Zip<A, B>;
 pub use self::map::{Cloned, Copied, Inspect, Map, MapInit, MapWith, Update};
 pub use self::par_bridge::{IterBridge, ParallelBridge};
+pub use self::repeat::{empty, once, repeat, repeat_n, repeatn, Empty, Once, Repeat, RepeatN};
 
 use self::plumbing::{BridgeCallback, Consumer, ProducerCallback};
 
@@ -601,6 +603,18 @@ pub trait ParallelIterator: Sized + Send {
         B: Send,
     {
         unzip::unzip(self)
+    }
+
+    /// Collects the items into a list of vectors, one per piece of the loop, in order:
+    /// the cheapest way to gather the items of an iterator of unknown length.
+    ///
+    /// ```
+    /// use sumac::prelude::*;
+    /// let list = (0..100).into_par_iter().filter(|x| x % 3 == 0).collect_vec_list();
+    /// assert_eq!(list.into_iter().flatten().collect::<Vec<_>>(), (0..100).step_by(3).collect::<Vec<_>>());
+    /// ```
+    fn collect_vec_list(self) -> std::collections::LinkedList<Vec<Self::Item>> {
+        collect::collect_list(self)
     }
 
     /// Splits the items into two collections: those matching `predicate`, and the others.
