@@ -428,6 +428,40 @@ proptest! {
     }
 
     #[test]
+    fn unordered_take_and_skip(v in small_vec(), n in 0usize..320, m in 2i32..40) {
+        on_pool(|| {
+            fn counts(v: &[i32]) -> HashMap<i32, usize> {
+                let mut c = HashMap::new();
+                for &x in v {
+                    *c.entry(x).or_insert(0) += 1;
+                }
+                c
+            }
+            let all = counts(&v);
+            let within = |got: &[i32]| counts(got).iter().all(|(x, k)| all.get(x).is_some_and(|a| k <= a));
+            let taken: Vec<i32> = v.par_iter().copied().take_any(n).collect();
+            prop_assert_eq!(taken.len(), n.min(v.len()));
+            prop_assert!(within(&taken));
+            let kept: Vec<i32> = v.par_iter().copied().skip_any(n).collect();
+            prop_assert_eq!(kept.len(), v.len() - n.min(v.len()));
+            prop_assert!(within(&kept));
+            let small = |x: &i32| x % m != 0;
+            let taken: Vec<i32> = v.par_iter().copied().take_any_while(small).collect();
+            prop_assert!(taken.iter().all(small) && within(&taken));
+            if v.iter().all(small) {
+                prop_assert_eq!(taken.len(), v.len());
+            }
+            let kept: Vec<i32> = v.par_iter().copied().skip_any_while(small).collect();
+            prop_assert!(within(&kept));
+            // Items that fail the predicate are never skipped.
+            let failing: Vec<i32> = v.iter().copied().filter(|x| !small(x)).collect();
+            prop_assert!(counts(&failing).iter().all(|(x, k)| counts(&kept).get(x).is_some_and(|g| k <= g)));
+            prop_assert_eq!(v.par_iter().copied().panic_fuse().collect::<Vec<_>>(), v.clone());
+            Ok(())
+        })?;
+    }
+
+    #[test]
     fn collection_sources(v in small_vec(), fronts in 0usize..40) {
         on_pool(|| {
             fn sorted<T: Ord>(mut v: Vec<T>) -> Vec<T> {

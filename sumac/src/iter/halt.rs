@@ -1,12 +1,15 @@
-//! Loops that halt every piece once one item says so: `while_some` (at the first `None`)
-//! and, inside `try_reduce` and `try_reduce_with`, at the first failure.
+//! Loops that halt every piece once one item says so: `while_some` (at the first `None`),
+//! `take_any` (once enough items were taken), `take_any_while` (at the first item that
+//! fails the predicate), `panic_fuse` (at a panic) and, inside `try_reduce` and
+//! `try_reduce_with`, at the first failure; and `skip_any`/`skip_any_while`, which share
+//! the same per-item rule machinery without halting.
 //!
 //! The consumer shares one flag among all pieces of the loop. A piece that meets a
 //! halting item raises it; every piece reports itself [`full`](Consumer::full) once the
 //! flag is up, so it stops at its next block boundary (the driver checks between blocks,
 //! and the default `consume_iter` between items).
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use super::plumbing::{Consumer, Folder};
 use super::private::Try;
@@ -15,7 +18,107 @@ use super::ParallelIterator;
 /// What an item does to a halting loop: what it passes on, and whether it halts it.
 pub(super) trait HaltRule<T>: Copy + Send + Sync {
     type Output;
+    /// Whether a panic while passing items on halts the loop (`panic_fuse`).
+    const HALT_ON_PANIC: bool = false;
     fn check(self, item: T) -> (Option<Self::Output>, bool);
+}
+
+/// `take_any`: the first `n` items to arrive (from any piece) pass; the `n`th halts.
+#[derive(Clone, Copy)]
+struct Budget<'s> {
+    taken: &'s AtomicUsize,
+    n: usize,
+}
+
+impl<T> HaltRule<T> for Budget<'_> {
+    type Output = T;
+    #[inline]
+    fn check(self, item: T) -> (Option<T>, bool) {
+        let k = self.taken.fetch_add(1, Ordering::Relaxed);
+        if k < self.n {
+            (Some(item), k + 1 == self.n)
+        } else {
+            (None, true)
+        }
+    }
+}
+
+/// `skip_any`: the first `n` items to arrive are dropped; once they are, the counter is
+/// only read.
+#[derive(Clone, Copy)]
+struct SkipCount<'s> {
+    seen: &'s AtomicUsize,
+    n: usize,
+}
+
+impl<T> HaltRule<T> for SkipCount<'_> {
+    type Output = T;
+    #[inline]
+    fn check(self, item: T) -> (Option<T>, bool) {
+        let skipping = self.seen.load(Ordering::Relaxed) < self.n
+            && self.seen.fetch_add(1, Ordering::Relaxed) < self.n;
+        (if skipping { None } else { Some(item) }, false)
+    }
+}
+
+/// `take_any_while`: items pass while the predicate holds; the first that fails halts.
+struct TakeWhileRule<'p, P>(&'p P);
+
+/// `skip_any_while`: items are dropped while the predicate holds and no item has failed
+/// it yet (in any piece).
+struct SkipWhileRule<'p, P> {
+    predicate: &'p P,
+    done: &'p AtomicBool,
+}
+
+/// `panic_fuse`: every item passes; a panic halts.
+#[derive(Clone, Copy)]
+struct FuseRule;
+
+impl<P> Clone for TakeWhileRule<'_, P> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<P> Copy for TakeWhileRule<'_, P> {}
+impl<P> Clone for SkipWhileRule<'_, P> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<P> Copy for SkipWhileRule<'_, P> {}
+
+impl<T, P: Fn(&T) -> bool + Sync> HaltRule<T> for TakeWhileRule<'_, P> {
+    type Output = T;
+    #[inline]
+    fn check(self, item: T) -> (Option<T>, bool) {
+        if (self.0)(&item) {
+            (Some(item), false)
+        } else {
+            (None, true)
+        }
+    }
+}
+
+impl<T, P: Fn(&T) -> bool + Sync> HaltRule<T> for SkipWhileRule<'_, P> {
+    type Output = T;
+    #[inline]
+    fn check(self, item: T) -> (Option<T>, bool) {
+        if !self.done.load(Ordering::Relaxed) && (self.predicate)(&item) {
+            return (None, false);
+        }
+        self.done.store(true, Ordering::Relaxed);
+        (Some(item), false)
+    }
+}
+
+impl<T> HaltRule<T> for FuseRule {
+    type Output = T;
+    const HALT_ON_PANIC: bool = true;
+    #[inline]
+    fn check(self, item: T) -> (Option<T>, bool) {
+        (Some(item), false)
+    }
 }
 
 /// `while_some`: `Some(x)` passes `x` on; `None` halts.
@@ -203,7 +306,13 @@ where
     fn consume(mut self, item: T) -> Self {
         let (passed, halt) = self.rule.check(item);
         if let Some(passed) = passed {
-            self.base = self.base.consume(passed);
+            if H::HALT_ON_PANIC {
+                let fuse = HaltOnUnwind(self.halted);
+                self.base = self.base.consume(passed);
+                std::mem::forget(fuse);
+            } else {
+                self.base = self.base.consume(passed);
+            }
         }
         if halt {
             self.halted.store(true, Ordering::Relaxed);
@@ -217,3 +326,89 @@ where
         self.halted() || self.base.full()
     }
 }
+
+/// Raises the halt flag if dropped, which only happens when a panic unwinds through the
+/// code it guards (on success it is forgotten).
+struct HaltOnUnwind<'h>(&'h AtomicBool);
+
+impl Drop for HaltOnUnwind<'_> {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+}
+
+/// Declares a public halting adaptor: the struct, its constructor, and a
+/// `ParallelIterator` impl that drives the base with the rule `$rule`, built from the
+/// adaptor's fields and fresh shared state (`$state`).
+macro_rules! halting_adaptor {
+    ($(#[$doc:meta])* $name:ident<I $(, $p:ident)?> { $($field:ident: $ty:ty),* }
+     where [$($bounds:tt)*],
+     state = $state:expr, rule = |$st:ident| $rule:expr) => {
+        $(#[$doc])*
+        #[derive(Clone, Debug)]
+        #[must_use = "parallel iterators are lazy and do nothing unless consumed"]
+        pub struct $name<I $(, $p)?> {
+            base: I,
+            $($field: $ty),*
+        }
+
+        impl<I $(, $p)?> $name<I $(, $p)?> {
+            pub(super) fn new(base: I $(, $field: $ty)*) -> Self {
+                $name { base $(, $field)* }
+            }
+        }
+
+        impl<I $(, $p)?> ParallelIterator for $name<I $(, $p)?>
+        where
+            I: ParallelIterator,
+            $($bounds)*
+        {
+            type Item = I::Item;
+            fn drive_unindexed<C: Consumer<I::Item>>(self, consumer: C) -> C::Result {
+                let $name { base $(, $field)* } = self;
+                let halted = AtomicBool::new(false);
+                let $st = $state;
+                let rule = $rule;
+                drive_halting(base, consumer, rule, &halted)
+            }
+            fn index_span(&self) -> usize {
+                self.base.index_span()
+            }
+        }
+    };
+}
+
+halting_adaptor!(
+    /// The iterator returned by [`ParallelIterator::take_any`].
+    TakeAny<I> { n: usize } where [],
+    state = AtomicUsize::new(0),
+    rule = |taken| Budget { taken: &taken, n }
+);
+
+halting_adaptor!(
+    /// The iterator returned by [`ParallelIterator::skip_any`].
+    SkipAny<I> { n: usize } where [],
+    state = AtomicUsize::new(0),
+    rule = |seen| SkipCount { seen: &seen, n }
+);
+
+halting_adaptor!(
+    /// The iterator returned by [`ParallelIterator::take_any_while`].
+    TakeAnyWhile<I, P> { predicate: P } where [P: Fn(&I::Item) -> bool + Sync + Send],
+    state = (),
+    rule = |_unit| TakeWhileRule(&predicate)
+);
+
+halting_adaptor!(
+    /// The iterator returned by [`ParallelIterator::skip_any_while`].
+    SkipAnyWhile<I, P> { predicate: P } where [P: Fn(&I::Item) -> bool + Sync + Send],
+    state = AtomicBool::new(false),
+    rule = |done| SkipWhileRule { predicate: &predicate, done: &done }
+);
+
+halting_adaptor!(
+    /// The iterator returned by [`ParallelIterator::panic_fuse`].
+    PanicFuse<I> {} where [],
+    state = (),
+    rule = |_unit| FuseRule
+);

@@ -69,7 +69,7 @@ pub use self::chunks::{Chunks, Positions};
 pub use self::filter::{Filter, FilterMap, FlatMapIter, FlattenIter};
 pub use self::flat_map::{FlatMap, Flatten};
 pub use self::fold::{Fold, FoldWith, TryFold, TryFoldWith};
-pub use self::halt::WhileSome;
+pub use self::halt::{PanicFuse, SkipAny, SkipAnyWhile, TakeAny, TakeAnyWhile, WhileSome};
 pub use self::indexed::{Enumerate, MaxLen, MinLen, Rev, Skip, StepBy, Take, Zip};
 
 /// The iterator returned by [`IndexedParallelIterator::zip_eq`]: a [`Zip`] whose two
@@ -301,6 +301,74 @@ pub trait ParallelIterator: Sized + Send {
         T: Send,
     {
         WhileSome::new(self)
+    }
+
+    /// At most `n` items, taken from anywhere in the loop (whichever arrive first); the
+    /// loop halts once it has them.
+    ///
+    /// ```
+    /// use sumac::prelude::*;
+    /// let v: Vec<u32> = (0..1000u32).into_par_iter().take_any(10).collect();
+    /// assert_eq!(v.len(), 10);
+    /// ```
+    fn take_any(self, n: usize) -> TakeAny<Self> {
+        TakeAny::new(self, n)
+    }
+
+    /// All items but `n`, skipped from anywhere in the loop (whichever arrive first).
+    ///
+    /// ```
+    /// use sumac::prelude::*;
+    /// assert_eq!((0..1000u32).into_par_iter().skip_any(10).count(), 990);
+    /// ```
+    fn skip_any(self, n: usize) -> SkipAny<Self> {
+        SkipAny::new(self, n)
+    }
+
+    /// The items that satisfy `predicate`, from anywhere in the loop, until an item fails
+    /// it: that one and every later arrival are dropped, and the loop halts.
+    ///
+    /// ```
+    /// use sumac::prelude::*;
+    /// let v: Vec<u32> = (0..1000u32).into_par_iter().take_any_while(|&x| x < 500).collect();
+    /// assert!(v.iter().all(|&x| x < 500));
+    /// ```
+    fn take_any_while<P>(self, predicate: P) -> TakeAnyWhile<Self, P>
+    where
+        P: Fn(&Self::Item) -> bool + Sync + Send,
+    {
+        TakeAnyWhile::new(self, predicate)
+    }
+
+    /// Drops the items that satisfy `predicate`, from anywhere in the loop, until an item
+    /// fails it; that one and every later arrival pass.
+    ///
+    /// ```
+    /// use sumac::prelude::*;
+    /// let v: Vec<u32> = (0..1000u32).into_par_iter().skip_any_while(|&x| x < 500).collect();
+    /// assert!(v.contains(&999));
+    /// ```
+    fn skip_any_while<P>(self, predicate: P) -> SkipAnyWhile<Self, P>
+    where
+        P: Fn(&Self::Item) -> bool + Sync + Send,
+    {
+        SkipAnyWhile::new(self, predicate)
+    }
+
+    /// Halts every piece of the loop at its next block once a closure *after* this
+    /// adaptor panics, instead of letting the other pieces run to their end (the panic
+    /// still propagates to the caller). Put it before the closures whose panics should
+    /// stop the loop.
+    ///
+    /// ```
+    /// use sumac::prelude::*;
+    /// let r = std::panic::catch_unwind(|| {
+    ///     (0..1_000_000u32).into_par_iter().panic_fuse().for_each(|x| assert!(x != 5))
+    /// });
+    /// assert!(r.is_err());
+    /// ```
+    fn panic_fuse(self) -> PanicFuse<Self> {
+        PanicFuse::new(self)
     }
 
     /// Counts the items.
