@@ -539,6 +539,14 @@ proptest! {
             let (even, odd): (Vec<i32>, Vec<i32>) = v.par_iter().copied().partition(|x| *x % 2 == 0);
             let (seven, sodd): (Vec<i32>, Vec<i32>) = v.iter().partition(|x| *x % 2 == 0);
             prop_assert_eq!((even, odd), (seven, sodd));
+            let (halves, rest): (Vec<i32>, HashSet<String>) = v.par_iter().partition_map(|&x| {
+                if x % 2 == 0 { sumac::iter::Either::Left(x / 2) } else { sumac::iter::Either::Right(x.to_string()) }
+            });
+            prop_assert_eq!(halves, v.iter().filter(|x| *x % 2 == 0).map(|x| x / 2).collect::<Vec<_>>());
+            prop_assert_eq!(rest, v.iter().filter(|x| *x % 2 != 0).map(|x| x.to_string()).collect::<HashSet<_>>());
+            let (mut a, mut b) = (vec![5], vec![6usize; 9]);
+            pairs.par_iter().copied().unzip_into_vecs(&mut a, &mut b);
+            prop_assert_eq!((a, b), pairs.iter().copied().unzip::<i32, usize, Vec<_>, Vec<_>>());
             let mut out = vec![1, 2, 3];
             v.par_iter().copied().collect_into_vec(&mut out);
             prop_assert_eq!(&out, &v);

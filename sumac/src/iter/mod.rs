@@ -23,6 +23,8 @@
 use std::cmp::Ordering;
 use std::iter::{Product, Sum};
 
+pub use either::Either;
+
 /// Declares small `Copy` wrappers of a shared reference to a closure: the per-item ops
 /// of the adaptors (`map`'s `MapOp`s, `filter`'s `BlockOp`s), copied into every piece
 /// of the loop.
@@ -699,7 +701,39 @@ pub trait ParallelIterator: Sized + Send {
         B: Default + Send + ParallelExtend<Self::Item>,
         P: Fn(&Self::Item) -> bool + Sync + Send,
     {
-        unzip::partition(self, &predicate)
+        let sides = |x| {
+            if predicate(&x) {
+                Either::Left(x)
+            } else {
+                Either::Right(x)
+            }
+        };
+        unzip::partition_map(self, &sides)
+    }
+
+    /// Maps every item to `Either::Left` or `Either::Right` and collects the two kinds
+    /// into two collections, each in iteration order.
+    ///
+    /// ```
+    /// use sumac::prelude::*;
+    /// use sumac::iter::Either;
+    /// let (numbers, words): (Vec<u32>, Vec<&str>) = ["1", "a", "22", "b"]
+    ///     .par_iter()
+    ///     .partition_map(|s| match s.parse() {
+    ///         Ok(n) => Either::Left(n),
+    ///         Err(_) => Either::Right(*s),
+    ///     });
+    /// assert_eq!((numbers, words), (vec![1, 22], vec!["a", "b"]));
+    /// ```
+    fn partition_map<A, B, P, L, R>(self, predicate: P) -> (A, B)
+    where
+        A: Default + Send + ParallelExtend<L>,
+        B: Default + Send + ParallelExtend<R>,
+        P: Fn(Self::Item) -> Either<L, R> + Sync + Send,
+        L: Send,
+        R: Send,
+    {
+        unzip::partition_map(self, &predicate)
     }
 
     // ------------------------------------------------------------------ adaptors
@@ -1024,6 +1058,23 @@ pub trait IndexedParallelIterator: ParallelIterator {
         target.clear();
         let len = self.len();
         collect::collect_with_len(self, len, target);
+    }
+
+    /// Unzips pairs into two vectors, in order, replacing their contents.
+    ///
+    /// ```
+    /// use sumac::prelude::*;
+    /// let (mut small, mut big) = (vec![7], Vec::new());
+    /// (0..4).into_par_iter().map(|i| (i, i * 100)).unzip_into_vecs(&mut small, &mut big);
+    /// assert_eq!((small, big), (vec![0, 1, 2, 3], vec![0, 100, 200, 300]));
+    /// ```
+    fn unzip_into_vecs<A, B>(self, left: &mut Vec<A>, right: &mut Vec<B>)
+    where
+        Self: IndexedParallelIterator<Item = (A, B)>,
+        A: Send,
+        B: Send,
+    {
+        (*left, *right) = self.unzip();
     }
 
     /// Pairs the items with those of `zip_op`, stopping at the shorter of the two.

@@ -1,5 +1,7 @@
-//! `unzip` and `partition`: per-piece pairs of vectors, concatenated in order, then
-//! handed to the target collections.
+//! `unzip`, `partition` and `partition_map`: per-piece pairs of vectors, concatenated in
+//! order, then handed to the target collections.
+
+use either::Either;
 
 use super::collect::{collect_list, concat};
 use super::{ParallelExtend, ParallelIterator};
@@ -23,22 +25,23 @@ where
     split_into(pieces.into_iter().flatten())
 }
 
-pub(super) fn partition<I, A, B, P>(iter: I, predicate: &P) -> (A, B)
+pub(super) fn partition_map<I, A, B, P, L, R>(iter: I, predicate: &P) -> (A, B)
 where
     I: ParallelIterator,
-    A: Default + Send + ParallelExtend<I::Item>,
-    B: Default + Send + ParallelExtend<I::Item>,
-    P: Fn(&I::Item) -> bool + Sync,
+    A: Default + Send + ParallelExtend<L>,
+    B: Default + Send + ParallelExtend<R>,
+    P: Fn(I::Item) -> Either<L, R> + Sync,
+    L: Send,
+    R: Send,
 {
     let pieces = collect_list(iter.fold(
         || (Vec::new(), Vec::new()),
-        |(mut yes, mut no), x| {
-            if predicate(&x) {
-                yes.push(x);
-            } else {
-                no.push(x);
+        |(mut left, mut right), x| {
+            match predicate(x) {
+                Either::Left(l) => left.push(l),
+                Either::Right(r) => right.push(r),
             }
-            (yes, no)
+            (left, right)
         },
     ));
     split_into(pieces.into_iter().flatten())
