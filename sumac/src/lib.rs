@@ -29,6 +29,7 @@
 #![deny(clippy::undocumented_unsafe_blocks)]
 #![warn(missing_docs)]
 
+mod broadcast;
 mod job;
 mod job_list;
 mod join;
@@ -60,6 +61,7 @@ pub mod str {
 #[cfg(all(test, loom))]
 mod loom_tests;
 
+pub use crate::broadcast::{broadcast, spawn_broadcast, BroadcastContext};
 pub use crate::join::{join, join_context, FnContext};
 pub use crate::pool::{
     ThreadPool, ThreadPoolBuildError, ThreadPoolBuildErrorKind, ThreadPoolBuilder,

@@ -164,6 +164,12 @@ fn wait_until(queue: &SharedQueue, index: usize, jobs: &JobList, done: impl Fn()
             }
             continue;
         }
+        if let Some(job) = queue.take_addressed(index) {
+            note(format_args!("worker {index} took {job:?} from its inbox"));
+            // SAFETY: `take_addressed` moved the job to TAKEN for us.
+            unsafe { JobHeader::execute(job.0) };
+            continue;
+        }
         if let Some(job) = queue.take(false) {
             note(format_args!("worker {index} took {job:?} from the queue"));
             // SAFETY: `take` moved the job to TAKEN for us (`WorkerThread::run_shared`).
@@ -182,7 +188,7 @@ fn wait_until(queue: &SharedQueue, index: usize, jobs: &JobList, done: impl Fn()
 fn idle_until(queue: &SharedQueue, index: usize, done: &impl Fn() -> bool) {
     queue.start_searching();
     note(format_args!("worker {index}: idle, searching"));
-    if !(queue.queued() > 0 || done()) {
+    if !(queue.queued() > 0 || queue.addressed(index) > 0 || done()) {
         note(format_args!(
             "worker {index}: spin saw nothing, going to sleep"
         ));
@@ -252,7 +258,10 @@ type Terminating = Arc<AtomicBool>;
 fn worker_main(queue: &SharedQueue, index: usize, terminating: &AtomicBool) {
     let jobs = JobList::new();
     wait_until(queue, index, &jobs, || {
-        terminating.load(Ordering::SeqCst) && jobs.is_empty() && queue.queued() == 0
+        terminating.load(Ordering::SeqCst)
+            && jobs.is_empty()
+            && queue.queued() == 0
+            && queue.addressed(index) == 0
     });
 }
 
@@ -526,6 +535,49 @@ fn loom_scope_count_latch_thread_owner() {
         }
     });
 }
+
+/// Mirrors `broadcast` from a thread outside the pool to a pool of one worker: the job
+/// goes into the worker's inbox (`push_to`) while the worker may be spinning, deciding
+/// to sleep, or asleep; the caller waits on a thread-owned `CountLatch`. The worker must
+/// run the job (no lost wake-up: loom reports a deadlock otherwise), and the job's
+/// write must happen before the caller returns.
+#[test]
+fn loom_broadcast_job_reaches_a_sleeping_worker() {
+    model(None, || {
+        let queue = Arc::new(SharedQueue::new(1));
+        let terminating = Arc::new(AtomicBool::new(false));
+        let worker = spawn_worker(&queue, 0, &terminating);
+        let slot = Slot::new();
+        {
+            let latch = CountLatch::for_thread();
+            latch.increment();
+            let latch_ptr = LatchPtr(&latch);
+            let slot_in_job = Arc::clone(&slot);
+            let job = HeapJob::into_job_ref(move || {
+                let latch_ptr = latch_ptr;
+                slot_in_job.write(3);
+                // SAFETY: the latch is live until its count reaches zero.
+                unsafe { CountLatch::decrement(latch_ptr.0) };
+            });
+            queue.push_to(0, job);
+            note(format_args!("broadcaster pushed into the inbox"));
+            latch.release_and_wait();
+        }
+        assert_eq!(
+            slot.read(),
+            3,
+            "the job's write is visible to the broadcaster"
+        );
+        terminate(&queue, &terminating);
+        worker.join().unwrap();
+    });
+}
+
+/// A pointer to a latch that a job may carry (as in `broadcast`).
+struct LatchPtr(*const CountLatch);
+
+// SAFETY: `CountLatch` is `Sync` and outlives the job (its owner waits for the job).
+unsafe impl Send for LatchPtr {}
 
 // ---------------------------------------------------------------------------------------
 // 4. Several owners, one queue

@@ -464,6 +464,32 @@ impl ThreadPool {
         spawn::spawn_in(&self.registry, func);
     }
 
+    /// [`broadcast`](crate::broadcast()) on this pool: runs `op` once on every worker
+    /// and returns the results in worker order.
+    ///
+    /// ```
+    /// let pool = sumac::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+    /// assert_eq!(pool.broadcast(|ctx| ctx.num_threads() * 10 + ctx.index()), [20, 21]);
+    /// ```
+    ///
+    /// # Panics
+    /// As [`broadcast`](crate::broadcast()).
+    pub fn broadcast<OP, R>(&self, op: OP) -> Vec<R>
+    where
+        OP: Fn(crate::BroadcastContext<'_>) -> R + Sync,
+        R: Send,
+    {
+        crate::broadcast::broadcast_in(&self.registry, &op)
+    }
+
+    /// [`spawn_broadcast`](crate::spawn_broadcast()) on this pool.
+    pub fn spawn_broadcast<OP>(&self, op: OP)
+    where
+        OP: Fn(crate::BroadcastContext<'_>) + Send + Sync + 'static,
+    {
+        crate::broadcast::spawn_broadcast_in(&self.registry, op);
+    }
+
     /// [`yield_now`](crate::yield_now), if the calling thread is a worker of this pool
     /// (`None` otherwise).
     pub fn yield_now(&self) -> Option<crate::Yield> {

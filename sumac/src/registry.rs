@@ -576,7 +576,10 @@ fn worker_main(registry: Arc<Registry>, index: usize) {
     let registry = &worker.registry;
     registry.call_thread_handler(registry.start_handler.as_deref(), index);
     worker.wait_until(|| {
-        registry.is_terminating() && worker.jobs.is_empty() && registry.queue.queued() == 0
+        registry.is_terminating()
+            && worker.jobs.is_empty()
+            && registry.queue.queued() == 0
+            && registry.queue.addressed(index) == 0
     });
     registry.call_thread_handler(registry.exit_handler.as_deref(), index);
     WORKER_THREAD.with(|current| current.set(ptr::null()));
@@ -745,8 +748,8 @@ impl WorkerThread {
     }
 
     /// Runs one pending job, if there is one: this worker's newest own job (a fork not
-    /// yet joined, or a spawned job), else, if `shared`, the oldest job of the shared
-    /// queue. Returns whether it ran one.
+    /// yet joined, or a spawned job), else the oldest job addressed to this worker, else,
+    /// if `shared`, the oldest job of the shared queue. Returns whether it ran one.
     ///
     /// Running an own fork early is sound wherever this worker is: its join then finds
     /// the fork no longer LOCAL and waits for DONE, which it already is.
@@ -760,6 +763,10 @@ impl WorkerThread {
                 header.share.store(TAKEN, Ordering::Relaxed);
                 JobHeader::execute(job);
             }
+            return true;
+        }
+        if let Some(job) = self.registry.queue.take_addressed(self.index) {
+            self.run_shared(job);
             return true;
         }
         if shared {
@@ -781,7 +788,8 @@ impl WorkerThread {
     /// went to sleep between two loops would miss the next one entirely.
     fn spin_for_work(&self, done: &impl Fn() -> bool) -> bool {
         let registry = &*self.registry;
-        let work_or_done = || registry.queue.queued() > 0 || done();
+        let work_or_done =
+            || registry.queue.queued() > 0 || registry.queue.addressed(self.index) > 0 || done();
         let start = Instant::now();
         let spin_limit = registry
             .heartbeat_interval

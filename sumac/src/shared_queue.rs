@@ -13,6 +13,12 @@
 //! takes the lock to wake the sleeper. Either the sleeper's re-check sees the change, or
 //! the waker finds it registered as asleep.
 //!
+//! # Addressed jobs
+//! Besides the shared FIFO, each worker has an inbox of jobs that only it may run (a
+//! `broadcast` puts one job in every inbox). A push to an inbox wakes its worker if it is
+//! asleep, and a worker counts its inbox as work when it decides to sleep, under the
+//! same lock, so an addressed job is never left waiting for a sleeper.
+//!
 //! # Searching workers
 //! `searching` counts workers that are awake without work: spinning briefly before they
 //! sleep, or just woken. A push wakes a sleeper only when nobody is searching, so a
@@ -27,6 +33,8 @@ use crate::sync::{self, AtomicUsize, Condvar, Mutex, MutexGuard};
 
 struct QueueState {
     jobs: VecDeque<JobRef>,
+    /// Jobs addressed to one worker each (`inboxes[index]`).
+    inboxes: Vec<VecDeque<JobRef>>,
     asleep: Vec<bool>,
     sleepers: Vec<usize>,
 }
@@ -37,6 +45,8 @@ pub(crate) struct SharedQueue {
     wake_signals: Box<[Condvar]>,
     /// `jobs.len()`, readable without the lock.
     queued: AtomicUsize,
+    /// `inboxes[index].len()` for each worker, readable without the lock.
+    addressed: Box<[AtomicUsize]>,
     /// Workers awake without work (see the module documentation).
     searching: AtomicUsize,
 }
@@ -46,11 +56,13 @@ impl SharedQueue {
         SharedQueue {
             state: Mutex::new(QueueState {
                 jobs: VecDeque::new(),
+                inboxes: (0..num_workers).map(|_| VecDeque::new()).collect(),
                 asleep: vec![false; num_workers],
                 sleepers: Vec::with_capacity(num_workers),
             }),
             wake_signals: (0..num_workers).map(|_| Condvar::new()).collect(),
             queued: AtomicUsize::new(0),
+            addressed: (0..num_workers).map(|_| AtomicUsize::new(0)).collect(),
             searching: AtomicUsize::new(0),
         }
     }
@@ -59,6 +71,41 @@ impl SharedQueue {
     #[inline]
     pub(crate) fn queued(&self) -> usize {
         self.queued.load(Ordering::Relaxed)
+    }
+
+    /// How many jobs wait in worker `index`'s inbox (a hint, like [`queued`](Self::queued)).
+    #[inline]
+    pub(crate) fn addressed(&self, index: usize) -> usize {
+        self.addressed[index].load(Ordering::Relaxed)
+    }
+
+    /// Puts `job` (in state `LOCAL`, not a fork) in worker `index`'s inbox, and wakes
+    /// that worker if it is asleep.
+    pub(crate) fn push_to(&self, index: usize, job: JobRef) {
+        let mut state = sync::lock(&self.state);
+        // SAFETY: the job is live until it runs, which needs it to be in the inbox first.
+        unsafe { job.header() }
+            .share
+            .store(QUEUED, Ordering::Relaxed);
+        state.inboxes[index].push_back(job);
+        self.addressed[index].store(state.inboxes[index].len(), Ordering::Relaxed);
+        self.wake_locked_if_asleep(&mut state, index);
+    }
+
+    /// Takes the oldest job of worker `index`'s inbox, moving it to `TAKEN`: the caller
+    /// (that worker) must run it.
+    pub(crate) fn take_addressed(&self, index: usize) -> Option<JobRef> {
+        if self.addressed(index) == 0 {
+            return None;
+        }
+        let mut state = sync::lock(&self.state);
+        let job = state.inboxes[index].pop_front()?;
+        // SAFETY: a job in an inbox is live (see `push_to`).
+        let header = unsafe { job.header() };
+        debug_assert_eq!(header.share.load(Ordering::Relaxed), QUEUED);
+        header.share.store(TAKEN, Ordering::Relaxed);
+        self.addressed[index].store(state.inboxes[index].len(), Ordering::Relaxed);
+        Some(job)
     }
 
     /// Marks the calling worker as searching (awake without work).
@@ -128,12 +175,13 @@ impl SharedQueue {
         true
     }
 
-    /// Puts worker `index` to sleep unless a job is queued or `keep_waiting` (evaluated
-    /// under the lock) says the wait is over. The caller must be searching; it is still
-    /// counted as searching when this returns. Returns whether it slept.
+    /// Puts worker `index` to sleep unless a job is queued (shared or in its inbox) or
+    /// `keep_waiting` (evaluated under the lock) says the wait is over. The caller must
+    /// be searching; it is still counted as searching when this returns. Returns whether
+    /// it slept.
     pub(crate) fn sleep(&self, index: usize, keep_waiting: impl Fn() -> bool) -> bool {
         let mut state = sync::lock(&self.state);
-        if !state.jobs.is_empty() || !keep_waiting() {
+        if !state.jobs.is_empty() || !state.inboxes[index].is_empty() || !keep_waiting() {
             return false;
         }
         debug_assert!(!state.asleep[index]);
@@ -161,12 +209,16 @@ impl SharedQueue {
     /// Wakes worker `index` if it is asleep.
     pub(crate) fn wake(&self, index: usize) {
         let mut state = sync::lock(&self.state);
+        self.wake_locked_if_asleep(&mut state, index);
+    }
+
+    fn wake_locked_if_asleep(&self, state: &mut MutexGuard<'_, QueueState>, index: usize) {
         if state.asleep[index] {
             let position = state.sleepers.iter().rposition(|&sleeper| sleeper == index);
             state
                 .sleepers
                 .swap_remove(position.expect("an asleep worker is a sleeper"));
-            self.wake_locked(&mut state, index);
+            self.wake_locked(state, index);
         }
     }
 
