@@ -67,8 +67,8 @@ pub use crate::pool::{
     ThreadPool, ThreadPoolBuildError, ThreadPoolBuildErrorKind, ThreadPoolBuilder,
     DEFAULT_HEARTBEAT_INTERVAL,
 };
-pub use crate::scope::{in_place_scope, scope, Scope};
-pub use crate::spawn::spawn;
+pub use crate::scope::{in_place_scope, in_place_scope_fifo, scope, scope_fifo, Scope, ScopeFifo};
+pub use crate::spawn::{spawn, spawn_fifo};
 pub use crate::stats::{PoolStats, WorkerStats};
 pub use crate::yielding::{yield_local, yield_now, Yield};
 

@@ -461,7 +461,61 @@ impl ThreadPool {
     where
         F: FnOnce() + Send + 'static,
     {
-        spawn::spawn_in(&self.registry, func);
+        spawn::spawn_in(&self.registry, func, false);
+    }
+
+    /// [`spawn_fifo`](crate::spawn_fifo) on this pool.
+    pub fn spawn_fifo<F>(&self, func: F)
+    where
+        F: FnOnce() + Send + 'static,
+    {
+        spawn::spawn_in(&self.registry, func, true);
+    }
+
+    /// [`scope_fifo`](crate::scope_fifo()) on this pool.
+    ///
+    /// # Panics
+    /// As [`scope`](crate::scope()).
+    pub fn scope_fifo<'scope, OP, R>(&self, op: OP) -> R
+    where
+        OP: FnOnce(&crate::ScopeFifo<'scope>) -> R + Send,
+        R: Send,
+    {
+        self.install(|| crate::scope_fifo(op))
+    }
+
+    /// [`in_place_scope_fifo`](crate::in_place_scope_fifo()) with this pool: `op` runs
+    /// on the calling thread, and the closures it spawns run on this pool.
+    ///
+    /// # Panics
+    /// As [`scope`](crate::scope()).
+    pub fn in_place_scope_fifo<'scope, OP, R>(&self, op: OP) -> R
+    where
+        OP: FnOnce(&crate::ScopeFifo<'scope>) -> R,
+    {
+        crate::scope::in_place_scope_fifo_in(&self.registry, op)
+    }
+
+    /// Whether the calling worker has jobs of its own waiting (forks not yet joined,
+    /// spawned jobs, or a broadcast job addressed to it); `None` if the calling thread
+    /// is not a worker of this pool.
+    ///
+    /// ```
+    /// let pool = sumac::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+    /// assert_eq!(pool.current_thread_has_pending_tasks(), None);
+    /// pool.scope(|s| {
+    ///     assert_eq!(pool.current_thread_has_pending_tasks(), Some(false));
+    ///     s.spawn(|_| {});
+    ///     assert_eq!(pool.current_thread_has_pending_tasks(), Some(true));
+    /// });
+    /// ```
+    pub fn current_thread_has_pending_tasks(&self) -> Option<bool> {
+        // SAFETY: a non-null thread-local pointer refers to this thread's live worker.
+        let worker = unsafe { crate::registry::WorkerThread::current().as_ref() }?;
+        if !Arc::ptr_eq(worker.registry(), &self.registry) {
+            return None;
+        }
+        Some(!worker.jobs.is_empty() || self.registry.queue.addressed(worker.index()) > 0)
     }
 
     /// [`broadcast`](crate::broadcast()) on this pool: runs `op` once on every worker

@@ -10,6 +10,10 @@
 //! The owner is usually a worker of the scope's pool. [`in_place_scope`] may also have a
 //! worker of another pool as its owner (it works through its own pool's jobs while it
 //! waits), or a thread outside every pool (it blocks on a latch).
+//!
+//! A [`ScopeFifo`] is the same scope whose `spawn_fifo` puts jobs in the pool's shared
+//! FIFO queue instead of the spawning worker's list, so they start in the order they
+//! were spawned.
 
 use std::marker::PhantomData;
 use std::panic::{self, AssertUnwindSafe};
@@ -35,12 +39,63 @@ pub struct Scope<'scope> {
 /// What a scope's spawned closures look like (for the lifetime marker).
 type ScopeBody<'scope> = Box<dyn FnOnce(&Scope<'scope>) + Send + Sync + 'scope>;
 
-/// A raw pointer to a scope that may travel with its jobs.
-struct ScopePtr<'scope>(*const Scope<'scope>);
+/// A raw pointer to a scope (or a [`ScopeFifo`]) that may travel with its jobs.
+struct ScopePtr<S>(*const S);
 
-// SAFETY: `Scope` is `Sync`, and the scope outlives all of its jobs (its owner waits for
-// `jobs` to reach zero), so sending a pointer to it is like sending a `&Scope`.
-unsafe impl Send for ScopePtr<'_> {}
+// SAFETY: scopes are `Sync`, and a scope outlives all of its jobs (its owner waits for
+// `jobs` to reach zero), so sending a pointer to it is like sending a reference.
+unsafe impl<S: Sync> Send for ScopePtr<S> {}
+
+/// What a spawned closure receives: a [`Scope`] or a [`ScopeFifo`].
+trait ScopeHandle<'scope>: Sync {
+    fn scope(&self) -> &Scope<'scope>;
+}
+
+impl<'scope> ScopeHandle<'scope> for Scope<'scope> {
+    fn scope(&self) -> &Scope<'scope> {
+        self
+    }
+}
+
+/// Spawns `body` into the scope of `handle`: on the spawning worker's list, or with
+/// `fifo` into the pool's shared FIFO queue.
+fn spawn_into<'scope, S, BODY>(handle: &S, body: BODY, fifo: bool)
+where
+    S: ScopeHandle<'scope>,
+    BODY: FnOnce(&S) + Send + 'scope,
+{
+    let scope = handle.scope();
+    scope.jobs.increment();
+    let handle = ScopePtr(handle);
+    let job = HeapJob::into_job_ref(move || {
+        let handle = handle;
+        // SAFETY: the scope is alive until `jobs` reaches zero, which happens only in
+        // `job_finished` below.
+        let this = unsafe { &*handle.0 };
+        if let Err(payload) = panic::catch_unwind(AssertUnwindSafe(|| body(this))) {
+            this.scope().record_panic(payload);
+        }
+        let scope: *const Scope<'scope> = this.scope();
+        // SAFETY: `scope` is live, and `job_finished` does not touch it after the
+        // decrement that may free it.
+        unsafe { Scope::job_finished(scope) };
+    });
+    if fifo {
+        scope.registry.queue.push([job]);
+    } else {
+        scope.registry.push_job(job);
+    }
+}
+
+/// Runs `op` on the calling thread as the body of the scope `handle`, then completes it.
+fn run_scope<'scope, S, OP, R>(handle: S, op: OP) -> R
+where
+    S: ScopeHandle<'scope>,
+    OP: FnOnce(&S) -> R,
+{
+    let result = panic::catch_unwind(AssertUnwindSafe(|| op(&handle)));
+    handle.scope().complete(result)
+}
 
 impl<'scope> Scope<'scope> {
     /// A scope whose jobs run on `registry`, owned by the calling thread.
@@ -84,21 +139,7 @@ impl<'scope> Scope<'scope> {
     where
         BODY: FnOnce(&Scope<'scope>) + Send + 'scope,
     {
-        self.jobs.increment();
-        let scope = ScopePtr(self);
-        let job = HeapJob::into_job_ref(move || {
-            let scope = scope;
-            // SAFETY: the scope is alive until `jobs` reaches zero, which happens only
-            // in `job_finished` below.
-            let this = unsafe { &*scope.0 };
-            if let Err(payload) = panic::catch_unwind(AssertUnwindSafe(|| body(this))) {
-                this.record_panic(payload);
-            }
-            // SAFETY: `scope.0` is live, and `job_finished` does not touch it after the
-            // decrement that may free it.
-            unsafe { Scope::job_finished(scope.0) };
-        });
-        self.registry.push_job(job);
+        spawn_into(self, body, false);
     }
 
     fn record_panic(&self, payload: PanicPayload) {
@@ -200,7 +241,100 @@ pub(crate) fn in_place_scope_in<'scope, OP, R>(registry: &Arc<Registry>, op: OP)
 where
     OP: FnOnce(&Scope<'scope>) -> R,
 {
-    let scope = Scope::new(registry);
-    let result = panic::catch_unwind(AssertUnwindSafe(|| op(&scope)));
-    scope.complete(result)
+    run_scope(Scope::new(registry), op)
+}
+
+/// A scope whose closures are spawned with [`spawn_fifo`](ScopeFifo::spawn_fifo): they
+/// start in the order they were spawned; see [`scope_fifo`].
+pub struct ScopeFifo<'scope> {
+    scope: Scope<'scope>,
+}
+
+impl<'scope> ScopeHandle<'scope> for ScopeFifo<'scope> {
+    fn scope(&self) -> &Scope<'scope> {
+        &self.scope
+    }
+}
+
+impl<'scope> ScopeFifo<'scope> {
+    /// Spawns `body` into the scope, behind every job spawned before it: the job goes
+    /// into the pool's shared FIFO queue (one lock), where the workers take jobs in
+    /// order. Otherwise as [`Scope::spawn`].
+    ///
+    /// ```
+    /// use std::sync::Mutex;
+    /// let pool = sumac::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+    /// let order = Mutex::new(Vec::new());
+    /// pool.scope_fifo(|s| {
+    ///     for i in 0..4 {
+    ///         let order = &order;
+    ///         s.spawn_fifo(move |_| order.lock().unwrap().push(i));
+    ///     }
+    /// });
+    /// assert_eq!(order.into_inner().unwrap(), [0, 1, 2, 3]);
+    /// ```
+    ///
+    /// # Panics
+    /// As [`Scope::spawn`].
+    pub fn spawn_fifo<BODY>(&self, body: BODY)
+    where
+        BODY: FnOnce(&ScopeFifo<'scope>) + Send + 'scope,
+    {
+        spawn_into(self, body, true);
+    }
+}
+
+/// [`scope`] whose closures are spawned in FIFO order: jobs spawned with
+/// [`ScopeFifo::spawn_fifo`] start in the order they were spawned (with one worker,
+/// that is the order they run in).
+///
+/// ```
+/// let total = std::sync::atomic::AtomicUsize::new(0);
+/// sumac::scope_fifo(|s| {
+///     for i in 1..=4 {
+///         let total = &total;
+///         s.spawn_fifo(move |_| {
+///             total.fetch_add(i, std::sync::atomic::Ordering::Relaxed);
+///         });
+///     }
+/// });
+/// assert_eq!(total.into_inner(), 10);
+/// ```
+///
+/// # Panics
+/// As [`scope`].
+pub fn scope_fifo<'scope, OP, R>(op: OP) -> R
+where
+    OP: FnOnce(&ScopeFifo<'scope>) -> R + Send,
+    R: Send,
+{
+    registry::in_worker(|worker| in_place_scope_fifo_in(worker.registry(), op))
+}
+
+/// [`in_place_scope`] whose closures are spawned in FIFO order (see [`scope_fifo`]).
+///
+/// # Panics
+/// As [`scope`].
+pub fn in_place_scope_fifo<'scope, OP, R>(op: OP) -> R
+where
+    OP: FnOnce(&ScopeFifo<'scope>) -> R,
+{
+    // SAFETY: a non-null thread-local pointer refers to this thread's live worker.
+    match unsafe { WorkerThread::current().as_ref() } {
+        Some(worker) => in_place_scope_fifo_in(worker.registry(), op),
+        None => in_place_scope_fifo_in(registry::global_registry(), op),
+    }
+}
+
+/// [`in_place_scope_in`] for a FIFO scope.
+pub(crate) fn in_place_scope_fifo_in<'scope, OP, R>(registry: &Arc<Registry>, op: OP) -> R
+where
+    OP: FnOnce(&ScopeFifo<'scope>) -> R,
+{
+    run_scope(
+        ScopeFifo {
+            scope: Scope::new(registry),
+        },
+        op,
+    )
 }

@@ -31,11 +31,31 @@ pub fn spawn<F>(func: F)
 where
     F: FnOnce() + Send + 'static,
 {
-    spawn_in(registry::global_registry(), func);
+    spawn_in(registry::global_registry(), func, false);
 }
 
-/// Spawns `func` into the pool of `registry`.
-pub(crate) fn spawn_in<F>(registry: &Arc<Registry>, func: F)
+/// Like [`spawn`], but behind every job spawned before it: the job goes into the pool's
+/// shared FIFO queue (one lock) rather than the spawning worker's own list, so jobs
+/// spawned with `spawn_fifo` start in the order they were spawned.
+///
+/// ```
+/// let (sender, receiver) = std::sync::mpsc::channel();
+/// sumac::spawn_fifo(move || sender.send(7).unwrap());
+/// assert_eq!(receiver.recv().unwrap(), 7);
+/// ```
+///
+/// # Panics
+/// As [`spawn`].
+pub fn spawn_fifo<F>(func: F)
+where
+    F: FnOnce() + Send + 'static,
+{
+    spawn_in(registry::global_registry(), func, true);
+}
+
+/// Spawns `func` into the pool of `registry`: on the calling worker's own list if it
+/// belongs to that pool, or with `fifo` (or from elsewhere) into the shared queue.
+pub(crate) fn spawn_in<F>(registry: &Arc<Registry>, func: F, fifo: bool)
 where
     F: FnOnce() + Send + 'static,
 {
@@ -46,5 +66,9 @@ where
             worker.registry().handle_panic(payload);
         }
     });
-    registry.push_job(job);
+    if fifo {
+        registry.queue.push([job]);
+    } else {
+        registry.push_job(job);
+    }
 }

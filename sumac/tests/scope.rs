@@ -320,3 +320,72 @@ fn in_place_scope_across_pools() {
             .all(|n| n.as_deref().is_some_and(|n| n.starts_with("inner-"))));
     }
 }
+
+/// With one worker, FIFO jobs run in the order they were spawned: breadth first.
+#[test]
+fn scope_fifo_runs_breadth_first_on_one_worker() {
+    let pool = stress_pool(1);
+    let order = std::sync::Mutex::new(Vec::new());
+    pool.scope_fifo(|s| {
+        for a in 0..3 {
+            let order = &order;
+            s.spawn_fifo(move |s| {
+                order.lock().unwrap().push(a);
+                for b in 0..2 {
+                    s.spawn_fifo(move |_| order.lock().unwrap().push(10 * (a + 1) + b));
+                }
+            });
+        }
+    });
+    assert_eq!(
+        order.into_inner().unwrap(),
+        [0, 1, 2, 10, 11, 20, 21, 30, 31]
+    );
+    // spawn_fifo outside a scope keeps the order too.
+    let (sender, receiver) = mpsc::channel();
+    for i in 0..20 {
+        let sender = sender.clone();
+        pool.spawn_fifo(move || sender.send(i).unwrap());
+    }
+    drop(sender);
+    assert!(receiver.iter().eq(0..20));
+}
+
+#[test]
+fn scope_fifo_waits_for_everything_and_reraises_panics() {
+    let pool = stress_pool(4);
+    for _ in 0..50 {
+        let count = AtomicUsize::new(0);
+        pool.scope_fifo(|s| {
+            for _ in 0..10 {
+                s.spawn_fifo(|s| {
+                    count.fetch_add(1, Ordering::SeqCst);
+                    for _ in 0..10 {
+                        s.spawn_fifo(|_| {
+                            fib(8);
+                            count.fetch_add(1, Ordering::SeqCst);
+                        });
+                    }
+                });
+            }
+        });
+        assert_eq!(count.load(Ordering::SeqCst), 110);
+    }
+    let finished = AtomicUsize::new(0);
+    let result = panic::catch_unwind(AssertUnwindSafe(|| {
+        sumac::in_place_scope_fifo(|s| {
+            s.spawn_fifo(|_| panic!("fifo job"));
+            for _ in 0..6 {
+                s.spawn_fifo(|_| {
+                    fib(12);
+                    finished.fetch_add(1, Ordering::SeqCst);
+                });
+            }
+        })
+    }));
+    assert_eq!(
+        result.unwrap_err().downcast_ref::<&str>(),
+        Some(&"fifo job")
+    );
+    assert_eq!(finished.load(Ordering::SeqCst), 6);
+}
