@@ -53,8 +53,8 @@ pub mod trace;
 /// prelude brings in, and the iterator types.
 pub mod str {
     pub use crate::iter::string::{
-        Bytes, CharIndices, Chars, Lines, ParallelString, Pattern, Split, SplitTerminator,
-        SplitWhitespace,
+        Bytes, CharIndices, Chars, EncodeUtf16, Lines, MatchIndices, Matches, ParallelString,
+        Pattern, Split, SplitInclusive, SplitTerminator, SplitWhitespace,
     };
 }
 

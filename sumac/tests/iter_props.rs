@@ -419,6 +419,11 @@ proptest! {
             prop_assert_eq!(text.par_split(char::is_whitespace).collect::<Vec<_>>(), text.split(char::is_whitespace).collect::<Vec<_>>());
             prop_assert_eq!(text.par_split_terminator(',').collect::<Vec<_>>(), text.split_terminator(',').collect::<Vec<_>>());
             prop_assert_eq!(text.par_split_terminator('\n').collect::<Vec<_>>(), text.split_terminator('\n').collect::<Vec<_>>());
+            prop_assert_eq!(text.par_split_inclusive(',').collect::<Vec<_>>(), text.split_inclusive(',').collect::<Vec<_>>());
+            prop_assert_eq!(text.par_split_inclusive(['\n', 'é']).collect::<Vec<_>>(), text.split_inclusive(['\n', 'é']).collect::<Vec<_>>());
+            prop_assert_eq!(text.par_matches(char::is_whitespace).collect::<Vec<_>>(), text.matches(char::is_whitespace).collect::<Vec<_>>());
+            prop_assert_eq!(text.par_match_indices(['é', ',']).collect::<Vec<_>>(), text.match_indices(['é', ',']).collect::<Vec<_>>());
+            prop_assert_eq!(text.par_encode_utf16().collect::<Vec<_>>(), text.encode_utf16().collect::<Vec<_>>());
             // Searches keep the string's order.
             let long = |w: &&str| w.len() as i32 > m / 8;
             prop_assert_eq!(text.par_split_whitespace().find_first(long), text.split_whitespace().find(long));

@@ -30,6 +30,8 @@
 
 use std::ops::Range;
 
+use either::Either;
+
 use super::plumbing::{Consumer, Producer, ProducerCallback};
 use super::{slice, Copied, IndexedParallelIterator, IntoParallelIterator, ParallelIterator};
 
@@ -106,6 +108,63 @@ pub trait ParallelString {
         SplitTerminator {
             text: self.as_parallel_string(),
             terminator,
+        }
+    }
+
+    /// The pieces ended by separators, each with its separator, like
+    /// [`str::split_inclusive`].
+    ///
+    /// ```
+    /// use sumac::prelude::*;
+    /// let v: Vec<&str> = "a\nb\nc".par_split_inclusive('\n').collect();
+    /// assert_eq!(v, ["a\n", "b\n", "c"]);
+    /// ```
+    fn par_split_inclusive<P: Pattern>(&self, separator: P) -> SplitInclusive<'_, P> {
+        SplitInclusive {
+            text: self.as_parallel_string(),
+            separator,
+        }
+    }
+
+    /// The chars that match `pattern`, as string slices, like [`str::matches`].
+    ///
+    /// ```
+    /// use sumac::prelude::*;
+    /// let v: Vec<&str> = "a1b22c".par_matches(|c: char| c.is_ascii_digit()).collect();
+    /// assert_eq!(v, ["1", "2", "2"]);
+    /// ```
+    fn par_matches<P: Pattern>(&self, pattern: P) -> Matches<'_, P> {
+        Matches {
+            text: self.as_parallel_string(),
+            pattern,
+        }
+    }
+
+    /// The chars that match `pattern` with their byte positions, like
+    /// [`str::match_indices`].
+    ///
+    /// ```
+    /// use sumac::prelude::*;
+    /// let v: Vec<(usize, &str)> = "aé,b,".par_match_indices(',').collect();
+    /// assert_eq!(v, [(3, ","), (5, ",")]);
+    /// ```
+    fn par_match_indices<P: Pattern>(&self, pattern: P) -> MatchIndices<'_, P> {
+        MatchIndices {
+            text: self.as_parallel_string(),
+            pattern,
+        }
+    }
+
+    /// The string as UTF-16 code units, like [`str::encode_utf16`].
+    ///
+    /// ```
+    /// use sumac::prelude::*;
+    /// let v: Vec<u16> = "a\u{1F600}".par_encode_utf16().collect();
+    /// assert_eq!(v, "a\u{1F600}".encode_utf16().collect::<Vec<_>>());
+    /// ```
+    fn par_encode_utf16(&self) -> EncodeUtf16<'_> {
+        EncodeUtf16 {
+            chars: self.par_chars(),
         }
     }
 
@@ -335,23 +394,28 @@ impl<'a> PartKind<'a> for WordsKind {
     }
 }
 
-/// `par_split` (`TERMINATED == false`) and `par_split_terminator`.
-struct PiecesKind<'p, P, const TERMINATED: bool>(&'p P);
-impl<P, const TERMINATED: bool> Clone for PiecesKind<'_, P, TERMINATED> {
+/// How `PiecesKind` cuts: `par_split`, `par_split_terminator`, `par_split_inclusive`.
+const SPLIT: u8 = 0;
+const TERMINATED: u8 = 1;
+const INCLUSIVE: u8 = 2;
+
+/// The pieces between separators (`MODE` is [`SPLIT`], [`TERMINATED`] or [`INCLUSIVE`]).
+struct PiecesKind<'p, P, const MODE: u8>(&'p P);
+impl<P, const MODE: u8> Clone for PiecesKind<'_, P, MODE> {
     fn clone(&self) -> Self {
         *self
     }
 }
-impl<P, const TERMINATED: bool> Copy for PiecesKind<'_, P, TERMINATED> {}
+impl<P, const MODE: u8> Copy for PiecesKind<'_, P, MODE> {}
 
-impl<'a, P: Pattern, const TERMINATED: bool> PartKind<'a> for PiecesKind<'_, P, TERMINATED> {
+impl<'a, P: Pattern, const MODE: u8> PartKind<'a> for PiecesKind<'_, P, MODE> {
     type Part = &'a str;
     fn positions(text: &str) -> usize {
         // A split string also has a (possibly empty) piece after its last separator.
-        if TERMINATED {
-            text.len()
-        } else {
+        if MODE == SPLIT {
             text.len() + 1
+        } else {
+            text.len()
         }
     }
     fn first_start(self, text: &'a str, lo: usize, hi: usize) -> Option<usize> {
@@ -373,11 +437,47 @@ impl<'a, P: Pattern, const TERMINATED: bool> PartKind<'a> for PiecesKind<'_, P, 
         None
     }
     fn parts_from(self, text: &'a str, from: usize) -> impl Iterator<Item = (usize, &'a str)> {
-        // `split_terminator` differs only in its last, empty piece, which starts at
-        // `text.len()`: outside its positions, so never asked for.
+        // `split_terminator` differs from `split` only in its last, empty piece, which
+        // starts at `text.len()`: outside its positions, so never asked for.
         let separator = self.0;
-        let pieces = text[from..].split(move |c| separator.is_separator(c));
+        let rest = &text[from..];
+        let pieces = if MODE == INCLUSIVE {
+            Either::Left(rest.split_inclusive(move |c| separator.is_separator(c)))
+        } else {
+            Either::Right(rest.split(move |c| separator.is_separator(c)))
+        };
         pieces.map(move |piece| (start_in(text, piece), piece))
+    }
+}
+
+/// `par_matches` and `par_match_indices`: the matching chars themselves.
+struct MatchesKind<'p, P>(&'p P);
+impl<P> Clone for MatchesKind<'_, P> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<P> Copy for MatchesKind<'_, P> {}
+
+impl<'a, P: Pattern> PartKind<'a> for MatchesKind<'_, P> {
+    type Part = (usize, &'a str);
+    fn first_start(self, text: &'a str, lo: usize, hi: usize) -> Option<usize> {
+        let from = ceil_boundary(text, lo);
+        let (i, _) = text[from..]
+            .char_indices()
+            .take_while(|&(i, _)| from + i < hi)
+            .find(|&(_, c)| self.0.is_separator(c))?;
+        Some(from + i)
+    }
+    fn parts_from(
+        self,
+        text: &'a str,
+        from: usize,
+    ) -> impl Iterator<Item = (usize, (usize, &'a str))> {
+        let pattern = self.0;
+        text[from..]
+            .match_indices(move |c| pattern.is_separator(c))
+            .map(move |(i, m)| (from + i, (from + i, m)))
     }
 }
 
@@ -533,10 +633,66 @@ parts_iterator!(
 parts_iterator!(
     /// The iterator returned by [`ParallelString::par_split`].
     Split<'a, P: Pattern> { separator: P } => &'a str,
-    |this| PiecesKind::<P, false>(&this.separator)
+    |this| PiecesKind::<P, SPLIT>(&this.separator)
 );
 parts_iterator!(
     /// The iterator returned by [`ParallelString::par_split_terminator`].
     SplitTerminator<'a, P: Pattern> { terminator: P } => &'a str,
-    |this| PiecesKind::<P, true>(&this.terminator)
+    |this| PiecesKind::<P, TERMINATED>(&this.terminator)
 );
+parts_iterator!(
+    /// The iterator returned by [`ParallelString::par_split_inclusive`].
+    SplitInclusive<'a, P: Pattern> { separator: P } => &'a str,
+    |this| PiecesKind::<P, INCLUSIVE>(&this.separator)
+);
+parts_iterator!(
+    /// The iterator returned by [`ParallelString::par_match_indices`].
+    MatchIndices<'a, P: Pattern> { pattern: P } => (usize, &'a str),
+    |this| MatchesKind(&this.pattern)
+);
+
+/// The iterator returned by [`ParallelString::par_matches`].
+#[derive(Clone, Debug)]
+#[must_use = "parallel iterators are lazy and do nothing unless consumed"]
+pub struct Matches<'a, P> {
+    text: &'a str,
+    pattern: P,
+}
+
+impl<'a, P: Pattern> ParallelIterator for Matches<'a, P> {
+    type Item = &'a str;
+    fn drive_unindexed<C: Consumer<&'a str>>(self, consumer: C) -> C::Result {
+        MatchIndices {
+            text: self.text,
+            pattern: self.pattern,
+        }
+        .map(|(_, m)| m)
+        .drive_unindexed(consumer)
+    }
+    fn index_span(&self) -> usize {
+        self.text.len()
+    }
+}
+
+/// The iterator returned by [`ParallelString::par_encode_utf16`].
+#[derive(Clone, Debug)]
+#[must_use = "parallel iterators are lazy and do nothing unless consumed"]
+pub struct EncodeUtf16<'a> {
+    chars: Chars<'a>,
+}
+
+impl ParallelIterator for EncodeUtf16<'_> {
+    type Item = u16;
+    fn drive_unindexed<C: Consumer<u16>>(self, consumer: C) -> C::Result {
+        self.chars
+            .flat_map_iter(|c| {
+                let mut units = [0u16; 2];
+                let n = c.encode_utf16(&mut units).len();
+                units.into_iter().take(n)
+            })
+            .drive_unindexed(consumer)
+    }
+    fn index_span(&self) -> usize {
+        self.chars.index_span()
+    }
+}
