@@ -376,6 +376,14 @@ proptest! {
                 v.chunks(size).map(<[i32]>::to_vec).collect::<Vec<_>>()
             );
             prop_assert_eq!(
+                v.par_iter().fold_chunks(size, String::new, |s, x| s + &x.to_string()).collect::<Vec<_>>(),
+                v.chunks(size).map(|c| c.iter().map(|x| x.to_string()).collect::<String>()).collect::<Vec<_>>()
+            );
+            prop_assert_eq!(
+                v.par_iter().fold_chunks_with(size, vec![m], |mut acc, &x| { acc.push(x); acc }).collect::<Vec<_>>(),
+                v.chunks(size).map(|c| [&[m][..], c].concat()).collect::<Vec<_>>()
+            );
+            prop_assert_eq!(
                 v.par_iter().copied().update(|x| *x -= 1).collect::<Vec<_>>(),
                 v.iter().map(|x| x - 1).collect::<Vec<_>>()
             );

@@ -263,6 +263,9 @@ fn adaptors() {
         for size in 1..=4 {
             let e: Vec<Vec<usize>> = v.chunks(size).map(<[usize]>::to_vec).collect();
             check(|| v.par_iter().copied().chunks(size), &e);
+            let e: Vec<usize> = v.chunks(size).map(|c| c.iter().sum()).collect();
+            check(|| v.par_iter().fold_chunks(size, || 0, |a, x| a + x), &e);
+            check(|| v.par_iter().fold_chunks_with(size, 0, |a, x| a + x), &e);
             let e: Vec<Vec<usize>> = v.chunks(size).rev().map(<[usize]>::to_vec).collect();
             check(|| v.par_iter().copied().chunks(size).rev(), &e);
             let e: Vec<Vec<usize>> = v.rchunks(size).map(<[usize]>::to_vec).collect();

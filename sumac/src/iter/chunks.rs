@@ -1,8 +1,109 @@
-//! `chunks` (the items of an indexed iterator gathered into vectors of a fixed size) and
-//! `positions` (the indices of the items that satisfy a predicate).
+//! `chunks`, `fold_chunks` and `fold_chunks_with` (the items of an indexed iterator in
+//! groups of a fixed size, gathered into vectors or folded), and `positions` (the
+//! indices of the items that satisfy a predicate).
 
 use super::plumbing::{Consumer, Producer, ProducerCallback};
 use super::{IndexedParallelIterator, ParallelIterator};
+
+/// What becomes of the items of one chunk.
+trait ChunkOp<T>: Send + Sized {
+    type Output: Send;
+    /// A copy for the other half of a split.
+    fn split(&self) -> Self;
+    fn apply<I: Iterator<Item = T>>(&self, items: I) -> Self::Output;
+}
+
+/// `chunks`: a vector of the items.
+struct CollectChunk;
+
+impl<T: Send> ChunkOp<T> for CollectChunk {
+    type Output = Vec<T>;
+    fn split(&self) -> Self {
+        CollectChunk
+    }
+    fn apply<I: Iterator<Item = T>>(&self, items: I) -> Vec<T> {
+        items.collect()
+    }
+}
+
+/// `fold_chunks`: the items folded from `identity()`.
+struct FoldChunk<'f, ID, F> {
+    identity: &'f ID,
+    fold_op: &'f F,
+}
+
+impl<T, U, ID, F> ChunkOp<T> for FoldChunk<'_, ID, F>
+where
+    ID: Fn() -> U + Sync,
+    F: Fn(U, T) -> U + Sync,
+    U: Send,
+{
+    type Output = U;
+    fn split(&self) -> Self {
+        FoldChunk { ..*self }
+    }
+    fn apply<I: Iterator<Item = T>>(&self, items: I) -> U {
+        items.fold((self.identity)(), self.fold_op)
+    }
+}
+
+/// `fold_chunks_with`: the items folded from a clone of `init`.
+struct FoldChunkWith<'f, U, F> {
+    init: U,
+    fold_op: &'f F,
+}
+
+impl<T, U, F> ChunkOp<T> for FoldChunkWith<'_, U, F>
+where
+    F: Fn(U, T) -> U + Sync,
+    U: Clone + Send,
+{
+    type Output = U;
+    fn split(&self) -> Self {
+        FoldChunkWith {
+            init: self.init.clone(),
+            fold_op: self.fold_op,
+        }
+    }
+    fn apply<I: Iterator<Item = T>>(&self, items: I) -> U {
+        items.fold(self.init.clone(), self.fold_op)
+    }
+}
+
+/// Implements the iterator traits of a chunk adaptor with fields `size`, `base` and
+/// `$field`s, whose per-chunk op `$op` is built from those fields.
+macro_rules! chunk_adaptor {
+    (impl[$($extra:ident),*] $name:ident<I $(, $g:ident)*> { $($field:ident),* } => $item:ty,
+     where [$($bounds:tt)*], op = $op:expr) => {
+        impl<I: IndexedParallelIterator $(, $g)* $(, $extra)*> ParallelIterator for $name<I $(, $g)*>
+        where
+            $($bounds)*
+        {
+            type Item = $item;
+            fn drive_unindexed<C: Consumer<$item>>(self, consumer: C) -> C::Result {
+                super::drive_indexed(self, consumer)
+            }
+            fn opt_len(&self) -> Option<usize> {
+                Some(IndexedParallelIterator::len(self))
+            }
+        }
+
+        impl<I: IndexedParallelIterator $(, $g)* $(, $extra)*> IndexedParallelIterator
+            for $name<I $(, $g)*>
+        where
+            $($bounds)*
+        {
+            fn len(&self) -> usize {
+                self.base.len().div_ceil(self.size)
+            }
+            fn with_producer<CB: ProducerCallback<$item>>(self, callback: CB) -> CB::Output {
+                let $name { size, base $(, $field)* } = self;
+                let op = $op;
+                base.with_producer(ChunkCallback { size, op, callback })
+            }
+        }
+    };
+}
 
 /// The iterator returned by [`IndexedParallelIterator::chunks`].
 #[derive(Clone, Debug)]
@@ -19,93 +120,147 @@ impl<I> Chunks<I> {
     }
 }
 
-impl<I: IndexedParallelIterator> ParallelIterator for Chunks<I> {
-    type Item = Vec<I::Item>;
-    fn drive_unindexed<C: Consumer<Self::Item>>(self, consumer: C) -> C::Result {
-        super::drive_indexed(self, consumer)
-    }
-    fn opt_len(&self) -> Option<usize> {
-        Some(IndexedParallelIterator::len(self))
-    }
+chunk_adaptor!(impl[] Chunks<I> {} => Vec<I::Item>, where [], op = CollectChunk);
+
+/// The iterator returned by [`IndexedParallelIterator::fold_chunks`].
+#[derive(Clone, Debug)]
+#[must_use = "parallel iterators are lazy and do nothing unless consumed"]
+pub struct FoldChunks<I, ID, F> {
+    size: usize,
+    base: I,
+    identity: ID,
+    fold_op: F,
 }
 
-impl<I: IndexedParallelIterator> IndexedParallelIterator for Chunks<I> {
-    fn len(&self) -> usize {
-        self.base.len().div_ceil(self.size)
-    }
-    fn with_producer<CB: ProducerCallback<Self::Item>>(self, callback: CB) -> CB::Output {
-        let size = self.size;
-        return self.base.with_producer(Callback { size, callback });
-
-        struct Callback<CB> {
-            size: usize,
-            callback: CB,
-        }
-
-        impl<T, CB: ProducerCallback<Vec<T>>> ProducerCallback<T> for Callback<CB> {
-            type Output = CB::Output;
-            fn callback<P: Producer<Item = T>>(self, base: P) -> CB::Output {
-                self.callback.callback(ChunkProducer {
-                    size: self.size,
-                    base,
-                })
-            }
+impl<I, ID, F> FoldChunks<I, ID, F> {
+    pub(super) fn new(base: I, size: usize, identity: ID, fold_op: F) -> Self {
+        assert!(size != 0, "chunk size must not be zero");
+        FoldChunks {
+            size,
+            base,
+            identity,
+            fold_op,
         }
     }
 }
 
-/// Chunks of `size` items of the base producer; the last one may be shorter.
-struct ChunkProducer<P> {
+chunk_adaptor!(impl[U] FoldChunks<I, ID, F> { identity, fold_op } => U,
+    where [ID: Fn() -> U + Sync + Send, F: Fn(U, I::Item) -> U + Sync + Send, U: Send],
+    op = FoldChunk { identity: &identity, fold_op: &fold_op });
+
+/// The iterator returned by [`IndexedParallelIterator::fold_chunks_with`].
+#[derive(Clone, Debug)]
+#[must_use = "parallel iterators are lazy and do nothing unless consumed"]
+pub struct FoldChunksWith<I, U, F> {
+    size: usize,
+    base: I,
+    init: U,
+    fold_op: F,
+}
+
+impl<I, U, F> FoldChunksWith<I, U, F> {
+    pub(super) fn new(base: I, size: usize, init: U, fold_op: F) -> Self {
+        assert!(size != 0, "chunk size must not be zero");
+        FoldChunksWith {
+            size,
+            base,
+            init,
+            fold_op,
+        }
+    }
+}
+
+chunk_adaptor!(impl[] FoldChunksWith<I, U, F> { init, fold_op } => U,
+    where [F: Fn(U, I::Item) -> U + Sync + Send, U: Clone + Send],
+    op = FoldChunkWith { init, fold_op: &fold_op });
+
+/// Receives the base producer and hands the chunk producer on.
+struct ChunkCallback<G, CB> {
+    size: usize,
+    op: G,
+    callback: CB,
+}
+
+impl<T, G, CB> ProducerCallback<T> for ChunkCallback<G, CB>
+where
+    G: ChunkOp<T>,
+    CB: ProducerCallback<G::Output>,
+{
+    type Output = CB::Output;
+    fn callback<P: Producer<Item = T>>(self, base: P) -> CB::Output {
+        self.callback.callback(ChunkProducer {
+            size: self.size,
+            base,
+            op: self.op,
+        })
+    }
+}
+
+/// Chunks of `size` items of the base producer, each turned into one item by `op`; the
+/// last chunk may be shorter.
+struct ChunkProducer<P, G> {
     size: usize,
     base: P,
+    op: G,
 }
 
-impl<P: Producer> Producer for ChunkProducer<P> {
-    type Item = Vec<P::Item>;
-    type IntoIter = ChunkIter<P>;
+impl<P: Producer, G: ChunkOp<P::Item>> Producer for ChunkProducer<P, G> {
+    type Item = G::Output;
+    type IntoIter = ChunkIter<P, G>;
     fn len(&self) -> usize {
         self.base.len().div_ceil(self.size)
     }
-    fn into_iter(self) -> ChunkIter<P> {
+    fn into_iter(self) -> ChunkIter<P, G> {
         ChunkIter {
             size: self.size,
             rest: Some(self.base),
+            op: self.op,
         }
     }
     fn split_at(self, index: usize) -> (Self, Self) {
         let at = index.saturating_mul(self.size).min(self.base.len());
         let (left, right) = self.base.split_at(at);
         let size = self.size;
+        let left = ChunkProducer {
+            size,
+            base: left,
+            op: self.op.split(),
+        };
         (
-            ChunkProducer { size, base: left },
-            ChunkProducer { size, base: right },
+            left,
+            ChunkProducer {
+                size,
+                base: right,
+                op: self.op,
+            },
         )
     }
 }
 
 /// The sequential side of [`ChunkProducer`]: splits a chunk off either end of what is
-/// left and collects it.
-struct ChunkIter<P> {
+/// left and applies the op to its items.
+struct ChunkIter<P, G> {
     size: usize,
     rest: Option<P>,
+    op: G,
 }
 
-impl<P: Producer> ChunkIter<P> {
+impl<P: Producer, G> ChunkIter<P, G> {
     fn items_left(&self) -> usize {
         self.rest.as_ref().map_or(0, P::len)
     }
 }
 
-impl<P: Producer> Iterator for ChunkIter<P> {
-    type Item = Vec<P::Item>;
-    fn next(&mut self) -> Option<Vec<P::Item>> {
+impl<P: Producer, G: ChunkOp<P::Item>> Iterator for ChunkIter<P, G> {
+    type Item = G::Output;
+    fn next(&mut self) -> Option<G::Output> {
         let left = self.items_left();
         if left == 0 {
             return None;
         }
         let (chunk, rest) = self.rest.take()?.split_at(self.size.min(left));
         self.rest = Some(rest);
-        Some(chunk.into_iter().collect())
+        Some(self.op.apply(chunk.into_iter()))
     }
     fn size_hint(&self) -> (usize, Option<usize>) {
         let n = self.items_left().div_ceil(self.size);
@@ -113,8 +268,8 @@ impl<P: Producer> Iterator for ChunkIter<P> {
     }
 }
 
-impl<P: Producer> DoubleEndedIterator for ChunkIter<P> {
-    fn next_back(&mut self) -> Option<Vec<P::Item>> {
+impl<P: Producer, G: ChunkOp<P::Item>> DoubleEndedIterator for ChunkIter<P, G> {
+    fn next_back(&mut self) -> Option<G::Output> {
         let left = self.items_left();
         if left == 0 {
             return None;
@@ -123,11 +278,11 @@ impl<P: Producer> DoubleEndedIterator for ChunkIter<P> {
         let last = left - (left - 1) / self.size * self.size;
         let (rest, chunk) = self.rest.take()?.split_at(left - last);
         self.rest = Some(rest);
-        Some(chunk.into_iter().collect())
+        Some(self.op.apply(chunk.into_iter()))
     }
 }
 
-impl<P: Producer> ExactSizeIterator for ChunkIter<P> {}
+impl<P: Producer, G: ChunkOp<P::Item>> ExactSizeIterator for ChunkIter<P, G> {}
 
 /// The iterator returned by [`IndexedParallelIterator::positions`].
 #[derive(Clone, Debug)]

@@ -67,7 +67,7 @@ mod unzip;
 pub mod vec;
 
 pub use self::chain::Chain;
-pub use self::chunks::{Chunks, Positions};
+pub use self::chunks::{Chunks, FoldChunks, FoldChunksWith, Positions};
 pub use self::filter::{Filter, FilterMap, FlatMapIter, FlattenIter};
 pub use self::flat_map::{FlatMap, Flatten};
 pub use self::fold::{Fold, FoldWith, TryFold, TryFoldWith};
@@ -1123,6 +1123,58 @@ pub trait IndexedParallelIterator: ParallelIterator {
     /// If `chunk_size` is 0.
     fn chunks(self, chunk_size: usize) -> Chunks<Self> {
         Chunks::new(self, chunk_size)
+    }
+
+    /// Folds each group of `chunk_size` items (the last may be shorter) from
+    /// `identity()`, in order: like [`chunks`](IndexedParallelIterator::chunks) followed
+    /// by a fold of each chunk, without the vectors.
+    ///
+    /// ```
+    /// use sumac::prelude::*;
+    /// let sums: Vec<u32> = (1..=7u32).into_par_iter().fold_chunks(3, || 0, |a, x| a + x).collect();
+    /// assert_eq!(sums, [6, 15, 7]);
+    /// ```
+    ///
+    /// # Panics
+    /// If `chunk_size` is 0.
+    fn fold_chunks<T, ID, F>(
+        self,
+        chunk_size: usize,
+        identity: ID,
+        fold_op: F,
+    ) -> FoldChunks<Self, ID, F>
+    where
+        ID: Fn() -> T + Send + Sync,
+        F: Fn(T, Self::Item) -> T + Send + Sync,
+        T: Send,
+    {
+        FoldChunks::new(self, chunk_size, identity, fold_op)
+    }
+
+    /// Like [`fold_chunks`](IndexedParallelIterator::fold_chunks), starting each chunk
+    /// from a clone of `init`.
+    ///
+    /// ```
+    /// use sumac::prelude::*;
+    /// let v: Vec<String> = "abcde".chars().collect::<Vec<_>>().into_par_iter()
+    ///     .fold_chunks_with(2, String::new(), |mut s, c| { s.push(c); s })
+    ///     .collect();
+    /// assert_eq!(v, ["ab", "cd", "e"]);
+    /// ```
+    ///
+    /// # Panics
+    /// If `chunk_size` is 0.
+    fn fold_chunks_with<T, F>(
+        self,
+        chunk_size: usize,
+        init: T,
+        fold_op: F,
+    ) -> FoldChunksWith<Self, T, F>
+    where
+        T: Send + Clone,
+        F: Fn(T, Self::Item) -> T + Send + Sync,
+    {
+        FoldChunksWith::new(self, chunk_size, init, fold_op)
     }
 
     /// The positions of the items that satisfy `predicate`, in order.
