@@ -255,6 +255,32 @@ fn adaptors() {
             let e: Vec<usize> = v.iter().rev().step_by(step).copied().collect();
             check(|| v.par_iter().copied().rev().step_by(step), &e);
         }
+        for m in [0, 1, n / 2, n, n + 1, n + 3] {
+            let w: Vec<usize> = (0..m).map(|x| 1000 + x).collect();
+            let e = interleaved(&v, &w, false);
+            check(
+                || v.par_iter().copied().interleave(w.par_iter().copied()),
+                &e,
+            );
+            check(
+                || {
+                    v.par_iter()
+                        .copied()
+                        .interleave(w.par_iter().copied())
+                        .rev()
+                },
+                &e.iter().rev().copied().collect::<Vec<_>>(),
+            );
+            let e = interleaved(&v, &w, true);
+            check(
+                || {
+                    v.par_iter()
+                        .copied()
+                        .interleave_shortest(w.par_iter().copied())
+                },
+                &e,
+            );
+        }
         for split in 0..=n {
             let (a, b) = v.split_at(split);
             let e: Vec<usize> = a.iter().chain(b.iter().rev()).copied().collect();
@@ -304,5 +330,28 @@ fn adaptors() {
             },
             &e,
         );
+    }
+}
+
+/// `a` and `b` in turns, `a` first; then the rest of the longer one, unless `shortest`.
+fn interleaved(a: &[usize], b: &[usize], shortest: bool) -> Vec<usize> {
+    let mut out = Vec::new();
+    let (mut i, mut j) = (0, 0);
+    loop {
+        if i < a.len() {
+            out.push(a[i]);
+            i += 1;
+        } else if shortest || j == b.len() {
+            return out;
+        }
+        if j < b.len() {
+            out.push(b[j]);
+            j += 1;
+        } else if shortest {
+            return out;
+        }
+        if i == a.len() && j == b.len() {
+            return out;
+        }
     }
 }

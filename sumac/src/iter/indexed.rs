@@ -1,5 +1,6 @@
 //! Position-preserving adaptors of indexed iterators: `enumerate`, `zip`, `rev`, `skip`,
-//! `take`, `step_by`, `with_min_len`, `with_max_len`. All of them work on producers.
+//! `take`, `step_by`, `with_min_len`, `with_max_len`, `interleave`,
+//! `interleave_shortest`. All of them work on producers.
 
 use super::plumbing::{Consumer, Producer, ProducerCallback};
 use super::{drive_indexed, IndexedParallelIterator, ParallelIterator};
@@ -128,48 +129,72 @@ where
         CB: ProducerCallback<(A::Item, B::Item)>,
     {
         let len = self.len();
-        return self.a.with_producer(CallbackA {
-            callback,
-            b: self.b,
-            len,
-        });
+        return with_two_producers(self.a, self.b, ZipPair { callback, len });
 
-        struct CallbackA<CB, B> {
+        struct ZipPair<CB> {
             callback: CB,
-            b: B,
             len: usize,
         }
-        impl<TA, CB, B> ProducerCallback<TA> for CallbackA<CB, B>
-        where
-            B: IndexedParallelIterator,
-            CB: ProducerCallback<(TA, B::Item)>,
-        {
+        impl<TA, TB, CB: ProducerCallback<(TA, TB)>> PairCallback<TA, TB> for ZipPair<CB> {
             type Output = CB::Output;
-            fn callback<PA: Producer<Item = TA>>(self, a: PA) -> CB::Output {
-                let a = truncate(a, self.len);
-                self.b.with_producer(CallbackB {
-                    callback: self.callback,
-                    a,
-                    len: self.len,
-                })
+            fn call<PA, PB>(self, a: PA, b: PB) -> CB::Output
+            where
+                PA: Producer<Item = TA>,
+                PB: Producer<Item = TB>,
+            {
+                let (a, b) = (truncate(a, self.len), truncate(b, self.len));
+                self.callback.callback(ZipProducer { a, b })
             }
         }
+    }
+}
 
-        struct CallbackB<CB, PA> {
-            callback: CB,
-            a: PA,
-            len: usize,
+/// Receives the producers of two indexed iterators (see [`with_two_producers`]).
+trait PairCallback<TA, TB> {
+    type Output;
+    fn call<PA, PB>(self, a: PA, b: PB) -> Self::Output
+    where
+        PA: Producer<Item = TA>,
+        PB: Producer<Item = TB>;
+}
+
+/// Hands the producers of `a` and `b` to `pair` (producers are only ever lent to a
+/// callback, so two of them take two nested callbacks).
+fn with_two_producers<A, B, PC>(a: A, b: B, pair: PC) -> PC::Output
+where
+    A: IndexedParallelIterator,
+    B: IndexedParallelIterator,
+    PC: PairCallback<A::Item, B::Item>,
+{
+    return a.with_producer(CallbackA { pair, b });
+
+    struct CallbackA<PC, B> {
+        pair: PC,
+        b: B,
+    }
+    impl<TA, PC, B> ProducerCallback<TA> for CallbackA<PC, B>
+    where
+        B: IndexedParallelIterator,
+        PC: PairCallback<TA, B::Item>,
+    {
+        type Output = PC::Output;
+        fn callback<PA: Producer<Item = TA>>(self, a: PA) -> PC::Output {
+            self.b.with_producer(CallbackB { pair: self.pair, a })
         }
-        impl<TB, CB, PA> ProducerCallback<TB> for CallbackB<CB, PA>
-        where
-            PA: Producer,
-            CB: ProducerCallback<(PA::Item, TB)>,
-        {
-            type Output = CB::Output;
-            fn callback<PB: Producer<Item = TB>>(self, b: PB) -> CB::Output {
-                let b = truncate(b, self.len);
-                self.callback.callback(ZipProducer { a: self.a, b })
-            }
+    }
+
+    struct CallbackB<PC, PA> {
+        pair: PC,
+        a: PA,
+    }
+    impl<TB, PC, PA> ProducerCallback<TB> for CallbackB<PC, PA>
+    where
+        PA: Producer,
+        PC: PairCallback<PA::Item, TB>,
+    {
+        type Output = PC::Output;
+        fn callback<PB: Producer<Item = TB>>(self, b: PB) -> PC::Output {
+            self.pair.call(self.a, b)
         }
     }
 }
@@ -556,5 +581,200 @@ impl<P: Producer> Producer for LenProducer<P> {
     }
     fn max_len(&self) -> usize {
         self.base.max_len().min(self.max)
+    }
+}
+
+// ------------------------------------------------------------------ interleave
+
+/// The iterator returned by [`IndexedParallelIterator::interleave`].
+#[derive(Clone, Debug)]
+#[must_use = "parallel iterators are lazy and do nothing unless consumed"]
+pub struct Interleave<A, B> {
+    a: A,
+    b: B,
+}
+
+impl<A, B> Interleave<A, B> {
+    pub(super) fn new(a: A, b: B) -> Self {
+        Interleave { a, b }
+    }
+}
+
+indexed_parallel_iterator!(impl<A, B> Interleave<A, B>, item = A::Item,
+    where A: IndexedParallelIterator, B: IndexedParallelIterator<Item = A::Item>);
+
+impl<A, B> IndexedParallelIterator for Interleave<A, B>
+where
+    A: IndexedParallelIterator,
+    B: IndexedParallelIterator<Item = A::Item>,
+{
+    fn len(&self) -> usize {
+        self.a.len() + self.b.len()
+    }
+    fn with_producer<CB: ProducerCallback<A::Item>>(self, callback: CB) -> CB::Output {
+        return with_two_producers(self.a, self.b, InterleavePair { callback });
+
+        struct InterleavePair<CB> {
+            callback: CB,
+        }
+        impl<T, CB: ProducerCallback<T>> PairCallback<T, T> for InterleavePair<CB> {
+            type Output = CB::Output;
+            fn call<PA, PB>(self, a: PA, b: PB) -> CB::Output
+            where
+                PA: Producer<Item = T>,
+                PB: Producer<Item = T>,
+            {
+                self.callback
+                    .callback(InterleaveProducer { a, b, a_next: true })
+            }
+        }
+    }
+}
+
+/// The items of `a` and `b` in turns (`a` first when `a_next`), then the rest of the
+/// longer one.
+struct InterleaveProducer<A, B> {
+    a: A,
+    b: B,
+    a_next: bool,
+}
+
+impl<A, B> Producer for InterleaveProducer<A, B>
+where
+    A: Producer,
+    B: Producer<Item = A::Item>,
+{
+    type Item = A::Item;
+    type IntoIter = InterleaveIter<A::IntoIter, B::IntoIter>;
+    fn len(&self) -> usize {
+        self.a.len() + self.b.len()
+    }
+    fn into_iter(self) -> Self::IntoIter {
+        InterleaveIter {
+            a: self.a.into_iter(),
+            b: self.b.into_iter(),
+            a_next: self.a_next,
+        }
+    }
+    fn split_at(self, index: usize) -> (Self, Self) {
+        let (la, lb) = (self.a.len(), self.b.len());
+        // While both sides last, the first `index` items take turns.
+        let (first_turns, second_turns) = (index.div_ceil(2), index / 2);
+        let (turns_a, turns_b) = if self.a_next {
+            (first_turns, second_turns)
+        } else {
+            (second_turns, first_turns)
+        };
+        let from_a = if turns_a > la {
+            la
+        } else if turns_b > lb {
+            index - lb
+        } else {
+            turns_a
+        };
+        let (al, ar) = self.a.split_at(from_a);
+        let (bl, br) = self.b.split_at(index - from_a);
+        let right_a_next = self.a_next == (index % 2 == 0);
+        (
+            InterleaveProducer {
+                a: al,
+                b: bl,
+                a_next: self.a_next,
+            },
+            InterleaveProducer {
+                a: ar,
+                b: br,
+                a_next: right_a_next,
+            },
+        )
+    }
+}
+
+struct InterleaveIter<A, B> {
+    a: A,
+    b: B,
+    a_next: bool,
+}
+
+impl<T, A, B> Iterator for InterleaveIter<A, B>
+where
+    A: ExactSizeIterator<Item = T>,
+    B: ExactSizeIterator<Item = T>,
+{
+    type Item = T;
+    fn next(&mut self) -> Option<T> {
+        let item = if self.a_next {
+            self.a.next().or_else(|| self.b.next())
+        } else {
+            self.b.next().or_else(|| self.a.next())
+        };
+        self.a_next = !self.a_next;
+        item
+    }
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let n = self.a.len() + self.b.len();
+        (n, Some(n))
+    }
+}
+
+impl<T, A, B> DoubleEndedIterator for InterleaveIter<A, B>
+where
+    A: DoubleEndedIterator<Item = T> + ExactSizeIterator,
+    B: DoubleEndedIterator<Item = T> + ExactSizeIterator,
+{
+    fn next_back(&mut self) -> Option<T> {
+        // The longer side ends the sequence; with equal lengths, the side that moves
+        // second in each turn does.
+        let (la, lb) = (self.a.len(), self.b.len());
+        if la > lb || (la == lb && !self.a_next) {
+            self.a.next_back()
+        } else {
+            self.b.next_back()
+        }
+    }
+}
+
+impl<T, A, B> ExactSizeIterator for InterleaveIter<A, B>
+where
+    A: ExactSizeIterator<Item = T>,
+    B: ExactSizeIterator<Item = T>,
+{
+}
+
+/// The iterator returned by [`IndexedParallelIterator::interleave_shortest`]: an
+/// [`Interleave`] of the two iterators cut where the shorter one runs out.
+#[derive(Clone, Debug)]
+#[must_use = "parallel iterators are lazy and do nothing unless consumed"]
+pub struct InterleaveShortest<A, B> {
+    interleave: Interleave<Take<A>, Take<B>>,
+}
+
+impl<A, B> InterleaveShortest<A, B>
+where
+    A: IndexedParallelIterator,
+    B: IndexedParallelIterator<Item = A::Item>,
+{
+    pub(super) fn new(a: A, b: B) -> Self {
+        // `a` moves first: it may give one item more than `b`.
+        let (la, lb) = (a.len(), b.len());
+        InterleaveShortest {
+            interleave: Interleave::new(a.take(la.min(lb + 1)), b.take(lb.min(la))),
+        }
+    }
+}
+
+indexed_parallel_iterator!(impl<A, B> InterleaveShortest<A, B>, item = A::Item,
+    where A: IndexedParallelIterator, B: IndexedParallelIterator<Item = A::Item>);
+
+impl<A, B> IndexedParallelIterator for InterleaveShortest<A, B>
+where
+    A: IndexedParallelIterator,
+    B: IndexedParallelIterator<Item = A::Item>,
+{
+    fn len(&self) -> usize {
+        self.interleave.len()
+    }
+    fn with_producer<CB: ProducerCallback<A::Item>>(self, callback: CB) -> CB::Output {
+        self.interleave.with_producer(callback)
     }
 }

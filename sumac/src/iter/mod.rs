@@ -72,7 +72,9 @@ pub use self::filter::{Filter, FilterMap, FlatMapIter, FlattenIter};
 pub use self::flat_map::{FlatMap, Flatten};
 pub use self::fold::{Fold, FoldWith, TryFold, TryFoldWith};
 pub use self::halt::{PanicFuse, SkipAny, SkipAnyWhile, TakeAny, TakeAnyWhile, WhileSome};
-pub use self::indexed::{Enumerate, MaxLen, MinLen, Rev, Skip, StepBy, Take, Zip};
+pub use self::indexed::{
+    Enumerate, Interleave, InterleaveShortest, MaxLen, MinLen, Rev, Skip, StepBy, Take, Zip,
+};
 
 /// The iterator returned by [`IndexedParallelIterator::zip_eq`]: a [`Zip`] whose two
 /// sides were checked to have the same length.
@@ -1108,6 +1110,38 @@ pub trait IndexedParallelIterator: ParallelIterator {
             "zip_eq: the iterators have different lengths"
         );
         Zip::new(self, other)
+    }
+
+    /// The items of `self` and `other` in turns, `self` first, then the rest of the
+    /// longer one.
+    ///
+    /// ```
+    /// use sumac::prelude::*;
+    /// let v: Vec<i32> = vec![1, 2, 3, 4].into_par_iter().interleave(vec![10, 20]).collect();
+    /// assert_eq!(v, [1, 10, 2, 20, 3, 4]);
+    /// ```
+    fn interleave<I>(self, other: I) -> Interleave<Self, I::Iter>
+    where
+        I: IntoParallelIterator<Item = Self::Item>,
+        I::Iter: IndexedParallelIterator<Item = Self::Item>,
+    {
+        Interleave::new(self, other.into_par_iter())
+    }
+
+    /// The items of `self` and `other` in turns, `self` first, until one of them runs
+    /// out.
+    ///
+    /// ```
+    /// use sumac::prelude::*;
+    /// let v: Vec<i32> = vec![1, 2, 3, 4].into_par_iter().interleave_shortest(vec![10, 20]).collect();
+    /// assert_eq!(v, [1, 10, 2, 20, 3]);
+    /// ```
+    fn interleave_shortest<I>(self, other: I) -> InterleaveShortest<Self, I::Iter>
+    where
+        I: IntoParallelIterator<Item = Self::Item>,
+        I::Iter: IndexedParallelIterator<Item = Self::Item>,
+    {
+        InterleaveShortest::new(self, other.into_par_iter())
     }
 
     /// Gathers the items into vectors of `chunk_size` items, in order (the last one may be
