@@ -475,6 +475,21 @@ proptest! {
     }
 
     #[test]
+    fn slice_pieces(v in prop::collection::vec(-20i32..20, 0..300), m in 2i32..9) {
+        on_pool(|| {
+            let sep = |x: &i32| x % m == 0;
+            prop_assert_eq!(v.par_split(sep).collect::<Vec<_>>(), v.split(sep).collect::<Vec<_>>());
+            prop_assert_eq!(v.par_split_inclusive(sep).collect::<Vec<_>>(), v.split_inclusive(sep).collect::<Vec<_>>());
+            let same = |a: &i32, b: &i32| (a - b).abs() < m;
+            prop_assert_eq!(v.par_chunk_by(same).collect::<Vec<_>>(), v.chunk_by(same).collect::<Vec<_>>());
+            let long = |piece: &&[i32]| piece.len() > 2;
+            prop_assert_eq!(v.par_split(sep).find_first(long), v.split(sep).find(long));
+            prop_assert_eq!(v.par_chunk_by(same).find_last(long), v.chunk_by(same).rev().find(long));
+            Ok(())
+        })?;
+    }
+
+    #[test]
     fn collection_sources(v in small_vec(), fronts in 0usize..40) {
         on_pool(|| {
             fn sorted<T: Ord>(mut v: Vec<T>) -> Vec<T> {

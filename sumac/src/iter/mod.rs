@@ -57,6 +57,7 @@ mod indexed;
 mod map;
 pub mod option;
 mod par_bridge;
+mod parts;
 pub mod range;
 pub mod range_inclusive;
 mod reduce;

@@ -10,6 +10,7 @@
 
 use std::marker::PhantomData;
 
+use super::parts::{parts_iterator, PartKind};
 use super::plumbing::{bridge, Consumer, Producer, ProducerCallback};
 use super::{IndexedParallelIterator, IntoParallelIterator, ParallelIterator};
 
@@ -505,5 +506,139 @@ impl<'data, T: Sync> Producer for WindowsProducer<'data, T> {
                 slice: &self.slice[right_start..],
             },
         )
+    }
+}
+
+// ------------------------------------------------------------- split, chunk_by
+
+/// `par_split` (`INCLUSIVE == false`) and `par_split_inclusive`: the pieces between
+/// elements that satisfy the predicate.
+struct SplitKind<'p, P, const INCLUSIVE: bool>(&'p P);
+impl<P, const INCLUSIVE: bool> Clone for SplitKind<'_, P, INCLUSIVE> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<P, const INCLUSIVE: bool> Copy for SplitKind<'_, P, INCLUSIVE> {}
+
+impl<'a, T, P, const INCLUSIVE: bool> PartKind<&'a [T]> for SplitKind<'_, P, INCLUSIVE>
+where
+    T: Sync,
+    P: Fn(&T) -> bool + Sync,
+{
+    type Part = &'a [T];
+    fn positions(slice: &'a [T]) -> usize {
+        // `split` has a (possibly empty) piece after the last separator;
+        // `split_inclusive` has none.
+        if INCLUSIVE {
+            slice.len()
+        } else {
+            slice.len() + 1
+        }
+    }
+    fn first_start(self, slice: &'a [T], lo: usize, hi: usize) -> Option<usize> {
+        if lo == 0 {
+            return Some(0);
+        }
+        // A piece starts right after each separator.
+        let i = slice[lo - 1..hi - 1].iter().position(self.0)?;
+        Some(lo + i)
+    }
+    fn parts_from(self, slice: &'a [T], from: usize) -> impl Iterator<Item = (usize, &'a [T])> {
+        let separator = self.0;
+        let rest = &slice[from..];
+        let pieces = if INCLUSIVE {
+            either::Either::Left(rest.split_inclusive(separator))
+        } else {
+            either::Either::Right(rest.split(separator))
+        };
+        // Each piece but the last is followed by its separator (inside the piece for
+        // `split_inclusive`).
+        let gap = usize::from(!INCLUSIVE);
+        pieces.scan(from, move |start, piece| {
+            let here = *start;
+            *start += piece.len() + gap;
+            Some((here, piece))
+        })
+    }
+}
+
+/// `par_chunk_by`: the runs of elements in which each neighbour pair satisfies the
+/// predicate.
+struct ChunkByKind<'p, P>(&'p P);
+impl<P> Clone for ChunkByKind<'_, P> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<P> Copy for ChunkByKind<'_, P> {}
+
+impl<'a, T, P> PartKind<&'a [T]> for ChunkByKind<'_, P>
+where
+    T: Sync,
+    P: Fn(&T, &T) -> bool + Sync,
+{
+    type Part = &'a [T];
+    fn first_start(self, slice: &'a [T], lo: usize, hi: usize) -> Option<usize> {
+        if lo == 0 {
+            return Some(0);
+        }
+        // A run starts where a neighbour pair does not satisfy the predicate.
+        let i = slice[lo - 1..hi]
+            .windows(2)
+            .position(|pair| !(self.0)(&pair[0], &pair[1]))?;
+        Some(lo + i)
+    }
+    fn parts_from(self, slice: &'a [T], from: usize) -> impl Iterator<Item = (usize, &'a [T])> {
+        let same = self.0;
+        slice[from..]
+            .chunk_by(move |a, b| same(a, b))
+            .scan(from, |start, run| {
+                let here = *start;
+                *start += run.len();
+                Some((here, run))
+            })
+    }
+}
+
+parts_iterator!(
+    /// The iterator returned by
+    /// [`par_split`](crate::slice::ParallelSlice::par_split).
+    Split<'a, T, P> { slice: &'a [T], separator: P }
+    where [T: Sync, P: Fn(&T) -> bool + Sync + Send] => &'a [T],
+    |this| SplitKind::<P, false>(&this.separator)
+);
+
+parts_iterator!(
+    /// The iterator returned by
+    /// [`par_split_inclusive`](crate::slice::ParallelSlice::par_split_inclusive).
+    SplitInclusive<'a, T, P> { slice: &'a [T], separator: P }
+    where [T: Sync, P: Fn(&T) -> bool + Sync + Send] => &'a [T],
+    |this| SplitKind::<P, true>(&this.separator)
+);
+
+parts_iterator!(
+    /// The iterator returned by
+    /// [`par_chunk_by`](crate::slice::ParallelSlice::par_chunk_by).
+    ChunkBy<'a, T, P> { slice: &'a [T], same: P }
+    where [T: Sync, P: Fn(&T, &T) -> bool + Sync + Send] => &'a [T],
+    |this| ChunkByKind(&this.same)
+);
+
+impl<'a, T, P> Split<'a, T, P> {
+    pub(crate) fn new(slice: &'a [T], separator: P) -> Self {
+        Split { slice, separator }
+    }
+}
+
+impl<'a, T, P> SplitInclusive<'a, T, P> {
+    pub(crate) fn new(slice: &'a [T], separator: P) -> Self {
+        SplitInclusive { slice, separator }
+    }
+}
+
+impl<'a, T, P> ChunkBy<'a, T, P> {
+    pub(crate) fn new(slice: &'a [T], same: P) -> Self {
+        ChunkBy { slice, same }
     }
 }

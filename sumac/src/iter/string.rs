@@ -28,11 +28,10 @@
 //! assert_eq!(vowels, 9);
 //! ```
 
-use std::ops::Range;
-
 use either::Either;
 
-use super::plumbing::{Consumer, Producer, ProducerCallback};
+use super::parts::{parts_iterator, PartKind};
+use super::plumbing::Consumer;
 use super::{slice, Copied, IndexedParallelIterator, IntoParallelIterator, ParallelIterator};
 
 /// Parallel methods on string slices.
@@ -253,31 +252,6 @@ pub type Bytes<'a> = Copied<slice::Iter<'a, u8>>;
 
 // ------------------------------------------------------------------- the machinery
 
-/// A kind of part of a string: where parts start, and what they are.
-trait PartKind<'a>: Copy + Send + Sync {
-    type Part: Send;
-    /// The number of positions a part may start at (`len`, or `len + 1` where an empty
-    /// part may start at the very end).
-    fn positions(text: &str) -> usize {
-        text.len()
-    }
-    /// The first position in `lo..hi` (`lo < hi <= positions`) where a part starts; the
-    /// search stays within that range.
-    fn first_start(self, text: &'a str, lo: usize, hi: usize) -> Option<usize>;
-    /// The parts from the one that starts at `from` on, each with its start: the `str`
-    /// method's own iterator, run on the rest of the string.
-    fn parts_from(self, text: &'a str, from: usize) -> impl Iterator<Item = (usize, Self::Part)>;
-    /// The parts that start in `lo..hi`, in order.
-    fn parts_in(self, text: &'a str, lo: usize, hi: usize) -> impl Iterator<Item = Self::Part> {
-        let first = self.first_start(text, lo, hi);
-        first
-            .into_iter()
-            .flat_map(move |first| self.parts_from(text, first))
-            .take_while(move |&(start, _)| start < hi)
-            .map(|(_, part)| part)
-    }
-}
-
 /// The first char boundary at or after `pos`.
 fn ceil_boundary(text: &str, mut pos: usize) -> usize {
     while !text.is_char_boundary(pos) {
@@ -301,7 +275,7 @@ fn start_in(text: &str, part: &str) -> usize {
 
 #[derive(Clone, Copy)]
 struct CharsKind;
-impl<'a> PartKind<'a> for CharsKind {
+impl<'a> PartKind<&'a str> for CharsKind {
     type Part = char;
     #[inline]
     fn first_start(self, text: &'a str, lo: usize, hi: usize) -> Option<usize> {
@@ -320,7 +294,7 @@ impl<'a> PartKind<'a> for CharsKind {
 
 #[derive(Clone, Copy)]
 struct CharIndicesKind;
-impl<'a> PartKind<'a> for CharIndicesKind {
+impl<'a> PartKind<&'a str> for CharIndicesKind {
     type Part = (usize, char);
     #[inline]
     fn first_start(self, text: &'a str, lo: usize, hi: usize) -> Option<usize> {
@@ -345,7 +319,7 @@ impl<'a> PartKind<'a> for CharIndicesKind {
 
 #[derive(Clone, Copy)]
 struct LinesKind;
-impl<'a> PartKind<'a> for LinesKind {
+impl<'a> PartKind<&'a str> for LinesKind {
     type Part = &'a str;
     fn first_start(self, text: &'a str, lo: usize, hi: usize) -> Option<usize> {
         if lo == 0 {
@@ -366,7 +340,7 @@ impl<'a> PartKind<'a> for LinesKind {
 
 #[derive(Clone, Copy)]
 struct WordsKind;
-impl<'a> PartKind<'a> for WordsKind {
+impl<'a> PartKind<&'a str> for WordsKind {
     type Part = &'a str;
     fn first_start(self, text: &'a str, lo: usize, hi: usize) -> Option<usize> {
         let from = ceil_boundary(text, lo);
@@ -408,9 +382,9 @@ impl<P, const MODE: u8> Clone for PiecesKind<'_, P, MODE> {
 }
 impl<P, const MODE: u8> Copy for PiecesKind<'_, P, MODE> {}
 
-impl<'a, P: Pattern, const MODE: u8> PartKind<'a> for PiecesKind<'_, P, MODE> {
+impl<'a, P: Pattern, const MODE: u8> PartKind<&'a str> for PiecesKind<'_, P, MODE> {
     type Part = &'a str;
-    fn positions(text: &str) -> usize {
+    fn positions(text: &'a str) -> usize {
         // A split string also has a (possibly empty) piece after its last separator.
         if MODE == SPLIT {
             text.len() + 1
@@ -459,7 +433,7 @@ impl<P> Clone for MatchesKind<'_, P> {
 }
 impl<P> Copy for MatchesKind<'_, P> {}
 
-impl<'a, P: Pattern> PartKind<'a> for MatchesKind<'_, P> {
+impl<'a, P: Pattern> PartKind<&'a str> for MatchesKind<'_, P> {
     type Part = (usize, &'a str);
     fn first_start(self, text: &'a str, lo: usize, hi: usize) -> Option<usize> {
         let from = ceil_boundary(text, lo);
@@ -481,173 +455,40 @@ impl<'a, P: Pattern> PartKind<'a> for MatchesKind<'_, P> {
     }
 }
 
-/// The byte positions `range` of `text`: for each, the part of kind `K` that starts
-/// there, if any.
-struct PartsProducer<'a, K> {
-    text: &'a str,
-    range: Range<usize>,
-    kind: K,
-}
-
-impl<'a, K: PartKind<'a>> Producer for PartsProducer<'a, K> {
-    type Item = Option<K::Part>;
-    type IntoIter = PartsIter<'a, K>;
-    fn len(&self) -> usize {
-        self.range.len()
-    }
-    fn into_iter(self) -> PartsIter<'a, K> {
-        PartsIter {
-            text: self.text,
-            range: self.range,
-            kind: self.kind,
-        }
-    }
-    /// Jumps from part to part instead of visiting every position: only the parts are
-    /// passed on (the `None`s of the other positions would be dropped by the `filter_map`
-    /// that every public string iterator puts on top of this producer).
-    fn fold_with<F>(self, folder: F) -> F
-    where
-        F: super::plumbing::Folder<Self::Item>,
-    {
-        let Range { start: lo, end: hi } = self.range;
-        if lo == hi {
-            return folder;
-        }
-        folder.consume_iter(self.kind.parts_in(self.text, lo, hi).map(Some))
-    }
-    fn split_at(self, index: usize) -> (Self, Self) {
-        let mid = self.range.start + index;
-        let piece = |range| PartsProducer {
-            text: self.text,
-            range,
-            kind: self.kind,
-        };
-        (piece(self.range.start..mid), piece(mid..self.range.end))
-    }
-}
-
-struct PartsIter<'a, K> {
-    text: &'a str,
-    range: Range<usize>,
-    kind: K,
-}
-
-impl<'a, K: PartKind<'a>> Iterator for PartsIter<'a, K> {
-    type Item = Option<K::Part>;
-    #[inline]
-    fn next(&mut self) -> Option<Self::Item> {
-        let pos = self.range.next()?;
-        Some(self.kind.parts_in(self.text, pos, pos + 1).next())
-    }
-    fn size_hint(&self) -> (usize, Option<usize>) {
-        self.range.size_hint()
-    }
-}
-
-impl<'a, K: PartKind<'a>> DoubleEndedIterator for PartsIter<'a, K> {
-    fn next_back(&mut self) -> Option<Self::Item> {
-        let pos = self.range.next_back()?;
-        Some(self.kind.parts_in(self.text, pos, pos + 1).next())
-    }
-}
-
-impl<'a, K: PartKind<'a>> ExactSizeIterator for PartsIter<'a, K> {}
-
-/// Every byte position of a string with the part that starts there, if any: an indexed
-/// iterator, which the public iterators filter.
-struct Positions<'a, K> {
-    text: &'a str,
-    kind: K,
-}
-
-impl<'a, K: PartKind<'a>> ParallelIterator for Positions<'a, K> {
-    type Item = Option<K::Part>;
-    fn drive_unindexed<C: Consumer<Self::Item>>(self, consumer: C) -> C::Result {
-        super::drive_indexed(self, consumer)
-    }
-    fn opt_len(&self) -> Option<usize> {
-        Some(K::positions(self.text))
-    }
-}
-
-impl<'a, K: PartKind<'a>> IndexedParallelIterator for Positions<'a, K> {
-    fn len(&self) -> usize {
-        K::positions(self.text)
-    }
-    fn with_producer<CB: ProducerCallback<Self::Item>>(self, callback: CB) -> CB::Output {
-        callback.callback(PartsProducer {
-            text: self.text,
-            range: 0..K::positions(self.text),
-            kind: self.kind,
-        })
-    }
-}
-
-/// Declares a public iterator over the parts of a string: the struct, and its
-/// `ParallelIterator` impl, which keeps the parts found at the positions.
-macro_rules! parts_iterator {
-    ($(#[$doc:meta])* $name:ident<'a $(, $p:ident: $bound:ident)?> { $($field:ident: $ty:ty),* }
-     => $item:ty, |$this:ident| $kind:expr) => {
-        $(#[$doc])*
-        #[derive(Clone, Debug)]
-        #[must_use = "parallel iterators are lazy and do nothing unless consumed"]
-        pub struct $name<'a $(, $p)?> {
-            text: &'a str,
-            $($field: $ty),*
-        }
-
-        impl<'a $(, $p: $bound)?> ParallelIterator for $name<'a $(, $p)?> {
-            type Item = $item;
-            fn drive_unindexed<C: Consumer<$item>>(self, consumer: C) -> C::Result {
-                let $this = &self;
-                let kind = $kind;
-                Positions { text: self.text, kind }
-                    .filter_map(|part| part)
-                    .drive_unindexed(consumer)
-            }
-            fn index_span(&self) -> usize {
-                let $this = self;
-                let kind = $kind;
-                Positions { text: self.text, kind }.len()
-            }
-        }
-    };
-}
-
 parts_iterator!(
     /// The iterator returned by [`ParallelString::par_chars`].
-    Chars<'a> {} => char, |_this| CharsKind
+    Chars<'a> { text: &'a str } where [] => char, |_this| CharsKind
 );
 parts_iterator!(
     /// The iterator returned by [`ParallelString::par_char_indices`].
-    CharIndices<'a> {} => (usize, char), |_this| CharIndicesKind
+    CharIndices<'a> { text: &'a str } where [] => (usize, char), |_this| CharIndicesKind
 );
 parts_iterator!(
     /// The iterator returned by [`ParallelString::par_lines`].
-    Lines<'a> {} => &'a str, |_this| LinesKind
+    Lines<'a> { text: &'a str } where [] => &'a str, |_this| LinesKind
 );
 parts_iterator!(
     /// The iterator returned by [`ParallelString::par_split_whitespace`].
-    SplitWhitespace<'a> {} => &'a str, |_this| WordsKind
+    SplitWhitespace<'a> { text: &'a str } where [] => &'a str, |_this| WordsKind
 );
 parts_iterator!(
     /// The iterator returned by [`ParallelString::par_split`].
-    Split<'a, P: Pattern> { separator: P } => &'a str,
+    Split<'a, P: Pattern> { text: &'a str, separator: P } where [] => &'a str,
     |this| PiecesKind::<P, SPLIT>(&this.separator)
 );
 parts_iterator!(
     /// The iterator returned by [`ParallelString::par_split_terminator`].
-    SplitTerminator<'a, P: Pattern> { terminator: P } => &'a str,
+    SplitTerminator<'a, P: Pattern> { text: &'a str, terminator: P } where [] => &'a str,
     |this| PiecesKind::<P, TERMINATED>(&this.terminator)
 );
 parts_iterator!(
     /// The iterator returned by [`ParallelString::par_split_inclusive`].
-    SplitInclusive<'a, P: Pattern> { separator: P } => &'a str,
+    SplitInclusive<'a, P: Pattern> { text: &'a str, separator: P } where [] => &'a str,
     |this| PiecesKind::<P, INCLUSIVE>(&this.separator)
 );
 parts_iterator!(
     /// The iterator returned by [`ParallelString::par_match_indices`].
-    MatchIndices<'a, P: Pattern> { pattern: P } => (usize, &'a str),
+    MatchIndices<'a, P: Pattern> { text: &'a str, pattern: P } where [] => (usize, &'a str),
     |this| MatchesKind(&this.pattern)
 );
 

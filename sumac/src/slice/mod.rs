@@ -23,8 +23,8 @@ mod mergesort;
 mod quicksort;
 
 pub use crate::iter::slice::{
-    Chunks, ChunksExact, ChunksExactMut, ChunksMut, Iter, IterMut, RChunks, RChunksExact,
-    RChunksExactMut, RChunksMut, Windows,
+    ChunkBy, Chunks, ChunksExact, ChunksExactMut, ChunksMut, Iter, IterMut, RChunks, RChunksExact,
+    RChunksExactMut, RChunksMut, Split, SplitInclusive, Windows,
 };
 
 /// Parallel methods on shared slices.
@@ -99,6 +99,53 @@ pub trait ParallelSlice<T: Sync> {
     /// If `chunk_size` is 0.
     fn par_rchunks_exact(&self, chunk_size: usize) -> RChunksExact<'_, T> {
         RChunksExact::new(self.as_parallel_slice(), chunk_size)
+    }
+
+    /// The pieces between the elements that satisfy `separator`, like `slice::split`.
+    ///
+    /// ```
+    /// use sumac::prelude::*;
+    /// let v = [1, 0, 2, 3, 0, 0, 4];
+    /// let pieces: Vec<&[i32]> = v.par_split(|&x| x == 0).collect();
+    /// assert_eq!(pieces, [&[1][..], &[2, 3], &[], &[4]]);
+    /// ```
+    fn par_split<P>(&self, separator: P) -> Split<'_, T, P>
+    where
+        P: Fn(&T) -> bool + Sync + Send,
+    {
+        Split::new(self.as_parallel_slice(), separator)
+    }
+
+    /// The pieces ended by the elements that satisfy `separator`, each with its
+    /// separator, like `slice::split_inclusive`.
+    ///
+    /// ```
+    /// use sumac::prelude::*;
+    /// let v = [1, 0, 2, 3, 0, 4];
+    /// let pieces: Vec<&[i32]> = v.par_split_inclusive(|&x| x == 0).collect();
+    /// assert_eq!(pieces, [&[1, 0][..], &[2, 3, 0], &[4]]);
+    /// ```
+    fn par_split_inclusive<P>(&self, separator: P) -> SplitInclusive<'_, T, P>
+    where
+        P: Fn(&T) -> bool + Sync + Send,
+    {
+        SplitInclusive::new(self.as_parallel_slice(), separator)
+    }
+
+    /// The runs of elements in which every neighbour pair satisfies `same`, like
+    /// `slice::chunk_by`.
+    ///
+    /// ```
+    /// use sumac::prelude::*;
+    /// let v = [1, 1, 2, 3, 3, 3];
+    /// let runs: Vec<&[i32]> = v.par_chunk_by(|a, b| a == b).collect();
+    /// assert_eq!(runs, [&[1, 1][..], &[2], &[3, 3, 3]]);
+    /// ```
+    fn par_chunk_by<F>(&self, same: F) -> ChunkBy<'_, T, F>
+    where
+        F: Fn(&T, &T) -> bool + Sync + Send,
+    {
+        ChunkBy::new(self.as_parallel_slice(), same)
     }
 }
 
