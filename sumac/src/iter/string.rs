@@ -1,23 +1,12 @@
 //! Parallel iterators over the parts of a string: `par_chars`, `par_char_indices`,
-//! `par_bytes`, `par_split`, `par_split_terminator`, `par_lines` and
-//! `par_split_whitespace`.
+//! `par_bytes`, `par_encode_utf16`, `par_lines`, `par_split_whitespace`, `par_split`,
+//! `par_split_terminator`, `par_split_inclusive`, `par_matches`, `par_match_indices`.
 //!
-//! # How a string is split
-//!
-//! A loop over a string runs over its *byte positions*, which split anywhere at no cost
-//! like any other index range. Each kind of part says where parts start (a char at each
-//! char boundary, a line after each `\n`, a word after whitespace, a piece after each
-//! separator). A block of positions `lo..hi` finds its first part start with a search
-//! that stays inside the block, then runs the `str` method's own iterator from there
-//! until a part starts at `hi` or later. So
-//! a piece of the loop yields exactly the parts that start inside it, however the
-//! positions were split, and the results come out in the string's order, equal to what
-//! the `str` method yields.
-//!
-//! The positions are an indexed producer whose items are `Option<part>` (a part where
-//! one starts, else `None`), which the public iterators filter; its
-//! [`fold_with`](super::plumbing::Producer::fold_with) skips the `None`s, so the loop
-//! never visits positions one by one.
+//! A loop over a string runs over its *byte positions* (see [`super::parts`]): each kind
+//! of part below says where parts start (a char at each char boundary, a line after each
+//! `\n`, a word after whitespace, a piece after each separator, a match at each matching
+//! char) and runs the `str` method's own iterator from a part start. So the parts come
+//! out in the string's order, equal to what the `str` method yields.
 //!
 //! ```
 //! use sumac::prelude::*;
