@@ -1,5 +1,6 @@
 //! `chain`: the items of one parallel iterator followed by those of another.
 
+use super::indexed::{with_two_producers, PairCallback};
 use super::plumbing::{Consumer, Producer, ProducerCallback, Reducer};
 use super::{IndexedParallelIterator, ParallelIterator};
 
@@ -60,43 +61,21 @@ where
     }
 
     fn with_producer<CB: ProducerCallback<A::Item>>(self, callback: CB) -> CB::Output {
-        let Chain { a, b } = self;
-        a.with_producer(CallbackA { callback, b })
-    }
-}
+        return with_two_producers(self.a, self.b, ChainPair { callback });
 
-struct CallbackA<CB, B> {
-    callback: CB,
-    b: B,
-}
-
-impl<T, CB, B> ProducerCallback<T> for CallbackA<CB, B>
-where
-    CB: ProducerCallback<T>,
-    B: IndexedParallelIterator<Item = T>,
-{
-    type Output = CB::Output;
-    fn callback<PA: Producer<Item = T>>(self, a: PA) -> CB::Output {
-        self.b.with_producer(CallbackB {
-            callback: self.callback,
-            a,
-        })
-    }
-}
-
-struct CallbackB<CB, PA> {
-    callback: CB,
-    a: PA,
-}
-
-impl<T, CB, PA> ProducerCallback<T> for CallbackB<CB, PA>
-where
-    CB: ProducerCallback<T>,
-    PA: Producer<Item = T>,
-{
-    type Output = CB::Output;
-    fn callback<PB: Producer<Item = T>>(self, b: PB) -> CB::Output {
-        self.callback.callback(ChainProducer { a: self.a, b })
+        struct ChainPair<CB> {
+            callback: CB,
+        }
+        impl<T, CB: ProducerCallback<T>> PairCallback<T, T> for ChainPair<CB> {
+            type Output = CB::Output;
+            fn call<PA, PB>(self, a: PA, b: PB) -> CB::Output
+            where
+                PA: Producer<Item = T>,
+                PB: Producer<Item = T>,
+            {
+                self.callback.callback(ChainProducer { a, b })
+            }
+        }
     }
 }
 

@@ -150,7 +150,7 @@ where
 }
 
 /// Receives the producers of two indexed iterators (see [`with_two_producers`]).
-trait PairCallback<TA, TB> {
+pub(super) trait PairCallback<TA, TB> {
     type Output;
     fn call<PA, PB>(self, a: PA, b: PB) -> Self::Output
     where
@@ -160,7 +160,7 @@ trait PairCallback<TA, TB> {
 
 /// Hands the producers of `a` and `b` to `pair` (producers are only ever lent to a
 /// callback, so two of them take two nested callbacks).
-fn with_two_producers<A, B, PC>(a: A, b: B, pair: PC) -> PC::Output
+pub(super) fn with_two_producers<A, B, PC>(a: A, b: B, pair: PC) -> PC::Output
 where
     A: IndexedParallelIterator,
     B: IndexedParallelIterator,
@@ -609,7 +609,10 @@ where
     B: IndexedParallelIterator<Item = A::Item>,
 {
     fn len(&self) -> usize {
-        self.a.len() + self.b.len()
+        self.a
+            .len()
+            .checked_add(self.b.len())
+            .expect("interleaved length overflows usize")
     }
     fn with_producer<CB: ProducerCallback<A::Item>>(self, callback: CB) -> CB::Output {
         return with_two_producers(self.a, self.b, InterleavePair { callback });
