@@ -54,11 +54,7 @@ where
     OP: Fn(BroadcastContext<'_>) -> R + Sync,
     R: Send,
 {
-    // SAFETY: a non-null thread-local pointer refers to this thread's live worker.
-    match unsafe { WorkerThread::current().as_ref() } {
-        Some(worker) => broadcast_in(worker.registry(), &op),
-        None => broadcast_in(registry::global_registry(), &op),
-    }
+    registry::with_current_registry(|registry| broadcast_in(registry, &op))
 }
 
 /// Like [`broadcast`], without waiting: `op` runs once on every worker of the current
@@ -80,11 +76,7 @@ pub fn spawn_broadcast<OP>(op: OP)
 where
     OP: Fn(BroadcastContext<'_>) + Send + Sync + 'static,
 {
-    // SAFETY: a non-null thread-local pointer refers to this thread's live worker.
-    match unsafe { WorkerThread::current().as_ref() } {
-        Some(worker) => spawn_broadcast_in(worker.registry(), op),
-        None => spawn_broadcast_in(registry::global_registry(), op),
-    }
+    registry::with_current_registry(|registry| spawn_broadcast_in(registry, op));
 }
 
 /// A pointer to the broadcast's latch that may travel with its jobs.

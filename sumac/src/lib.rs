@@ -82,11 +82,7 @@ use crate::registry::WorkerThread;
 /// assert_eq!(pool.install(sumac::current_num_threads), 3);
 /// ```
 pub fn current_num_threads() -> usize {
-    // SAFETY: a non-null thread-local pointer refers to this thread's live worker.
-    match unsafe { WorkerThread::current().as_ref() } {
-        Some(worker) => worker.registry().num_threads(),
-        None => registry::global_registry().num_threads(),
-    }
+    registry::with_current_registry(|registry| registry.num_threads())
 }
 
 /// The index of the calling thread in its pool, or `None` outside any pool.

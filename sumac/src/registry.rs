@@ -911,6 +911,16 @@ pub(crate) fn set_global_registry(builder: ThreadPoolBuilder) -> Result<(), Thre
     })
 }
 
+/// Calls `f` with the registry of the current pool: the calling worker's, or the global
+/// pool's from outside any pool.
+pub(crate) fn with_current_registry<R>(f: impl FnOnce(&Arc<Registry>) -> R) -> R {
+    // SAFETY: a non-null thread-local pointer refers to this thread's live worker.
+    match unsafe { WorkerThread::current().as_ref() } {
+        Some(worker) => f(worker.registry()),
+        None => f(global_registry()),
+    }
+}
+
 /// Runs `op` on a worker: the current one, or one of the global pool.
 pub(crate) fn in_worker<OP, R>(op: OP) -> R
 where

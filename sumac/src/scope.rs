@@ -21,7 +21,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use crate::job::{HeapJob, PanicPayload};
 use crate::latch::CountLatch;
-use crate::registry::{self, Registry, WorkerThread};
+use crate::registry::{self, Registry};
 
 /// A scope in which closures borrowing from outside may be spawned; see [`scope`].
 pub struct Scope<'scope> {
@@ -229,11 +229,7 @@ pub fn in_place_scope<'scope, OP, R>(op: OP) -> R
 where
     OP: FnOnce(&Scope<'scope>) -> R,
 {
-    // SAFETY: a non-null thread-local pointer refers to this thread's live worker.
-    match unsafe { WorkerThread::current().as_ref() } {
-        Some(worker) => in_place_scope_in(worker.registry(), op),
-        None => in_place_scope_in(registry::global_registry(), op),
-    }
+    registry::with_current_registry(|registry| in_place_scope_in(registry, op))
 }
 
 /// Runs `op` on the calling thread as the body of a scope whose jobs run on `registry`.
@@ -319,11 +315,7 @@ pub fn in_place_scope_fifo<'scope, OP, R>(op: OP) -> R
 where
     OP: FnOnce(&ScopeFifo<'scope>) -> R,
 {
-    // SAFETY: a non-null thread-local pointer refers to this thread's live worker.
-    match unsafe { WorkerThread::current().as_ref() } {
-        Some(worker) => in_place_scope_fifo_in(worker.registry(), op),
-        None => in_place_scope_fifo_in(registry::global_registry(), op),
-    }
+    registry::with_current_registry(|registry| in_place_scope_fifo_in(registry, op))
 }
 
 /// [`in_place_scope_in`] for a FIFO scope.
