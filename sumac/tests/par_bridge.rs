@@ -71,31 +71,48 @@ fn a_slow_source_spreads_over_workers() {
     assert!(threads.len() > 1, "only {threads:?} ran the loop");
 }
 
-/// A long bridge under a 1 µs heartbeat, on workers with small stacks: pullers fork
-/// only after their last fork started elsewhere, so the stack does not grow with the
-/// number of heartbeats the loop lives through.
+/// Bridges under a 1 µs heartbeat and forced splits, on workers with 96 KiB stacks,
+/// whose items run parallel loops of their own (so workers wait inside items and take
+/// pullers meanwhile): a long one, and many short ones that end while idle workers ask
+/// for work. Pullers are capped in number and fold a block between forks, so the stack
+/// does not grow with the number of heartbeats; with only the started-sibling rule, the
+/// short bridges overflowed these stacks in four runs out of four.
 #[test]
 fn a_long_bridge_keeps_its_nesting_bounded() {
+    // The same forcing as the shared pool of this binary (it is process-wide).
+    sumac::iter::plumbing::hooks::force_splits(3);
     let pool = sumac::ThreadPoolBuilder::new()
         .num_threads(4)
         .heartbeat_interval(std::time::Duration::from_micros(1))
         .stack_size(STACK)
         .build()
         .unwrap();
-    let n = 100_000u64;
+    let n = 200_000u64;
     let sum: u64 = pool.install(|| {
         (0..n)
             .par_bridge()
-            .map(|i| {
-                std::hint::black_box((0..50).fold(i, |a, b| a ^ (b * 31)));
-                i
-            })
+            .map(|i| (0..i % 7).into_par_iter().map(|j| j * 0).sum::<u64>() + i)
             .sum()
     });
     assert_eq!(sum, n * (n - 1) / 2);
+    // Many short bridges whose items run inner loops.
+    let v: Vec<u32> = (0..300).collect();
+    for round in 0..300u32 {
+        let count = pool.install(|| {
+            v.iter()
+                .par_bridge()
+                .flat_map(|&x| (0..(x + round) % 5).into_par_iter())
+                .count()
+        });
+        assert_eq!(
+            count,
+            v.iter().map(|&x| ((x + round) % 5) as usize).sum::<usize>()
+        );
+    }
 }
 
-const STACK: usize = 256 * 1024;
+/// The workers' stack size for the nesting test.
+const STACK: usize = 96 * 1024;
 
 #[test]
 fn a_one_thread_pool_runs_the_source_in_order() {

@@ -7,16 +7,26 @@
 //! since the source's length is unknown. Both then pull from the same source, and their
 //! results are reduced left then right.
 //!
-//! A puller forks again only after its last forked sibling has started (on another
-//! worker: unstolen, the sibling could only start after this puller returned, with
-//! nothing left to pull). So every nested fork on a worker's stack stands for a puller
-//! running somewhere else, and the nesting stays below the number of workers however
-//! long the source runs. Blocks start at one item and grow while a block is quick to
-//! fold, up to [`MAX_PULL_BLOCK`] items, so the lock is taken rarely for cheap items and
-//! an expensive item never holds others back.
+//! Three rules keep the pullers few, so that forks cannot pile up on a worker's stack
+//! however long the source runs (each fork nests the forking puller's continuation one
+//! level deeper):
+//! * at most one puller per worker exists at a time (counting forks not yet started);
+//! * a puller forks again only after its last forked sibling has started (unstolen, the
+//!   sibling could only start after this puller returned, with nothing left to pull);
+//! * between two forks, a puller folds at least one block.
+//!
+//! Without the last rule, a puller near the end of its source, with idle workers asking
+//! for work, forked again and again: each new sibling started at once, found the source
+//! empty and ended, and the forking puller never pulled the block that would have told
+//! it the same (a stress test reached a nesting of 48 forks and overflowed a small
+//! stack).
+//!
+//! Blocks start at one item and grow while a block is quick to fold, up to
+//! [`MAX_PULL_BLOCK`] items, so the lock is taken rarely for cheap items and an expensive
+//! item never holds others back.
 
 use std::iter::Fuse;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 use super::plumbing::{self, Consumer, Folder, Reducer};
@@ -82,7 +92,11 @@ where
                 // Nothing could run beside us: fold the source directly, with no lock.
                 return consumer.into_folder().consume_iter(iter).complete();
             }
-            let source = Mutex::new(iter.fuse());
+            let source = Source {
+                items: Mutex::new(iter.fuse()),
+                pullers: AtomicUsize::new(1),
+                max_pullers: crate::current_num_threads(),
+            };
             pull(&source, consumer, None)
         })
     }
@@ -92,13 +106,18 @@ where
     }
 }
 
+/// The shared state of a bridge's pullers.
+struct Source<I> {
+    items: Mutex<Fuse<I>>,
+    /// Pullers that exist (running, or forked and not yet started).
+    pullers: AtomicUsize,
+    /// The pool's number of workers.
+    max_pullers: usize,
+}
+
 /// One puller: folds blocks taken from `source` until it is exhausted (or the consumer
 /// needs no more). `sibling_started` is the flag of the last puller this one forked.
-fn pull<I, C>(
-    source: &Mutex<Fuse<I>>,
-    consumer: C,
-    sibling_started: Option<&AtomicBool>,
-) -> C::Result
+fn pull<I, C>(source: &Source<I>, consumer: C, sibling_started: Option<&AtomicBool>) -> C::Result
 where
     I: Iterator + Send,
     I::Item: Send,
@@ -108,12 +127,18 @@ where
     let mut folder = consumer.into_folder();
     let mut block = 1usize;
     let mut items = Vec::new();
+    let mut folded_a_block = false;
     loop {
         if folder.full() {
             return folder.complete();
         }
         if poll.pending() || plumbing::hooks::force_split() {
-            if sibling_started.is_none_or(|started| started.load(Ordering::Relaxed)) {
+            let sibling_running =
+                sibling_started.is_none_or(|started| started.load(Ordering::Relaxed));
+            if sibling_running
+                && folded_a_block
+                && source.pullers.load(Ordering::Relaxed) < source.max_pullers
+            {
                 let (prefix, rest) = C::detach(folder, 0);
                 let reducer = rest.to_reducer();
                 return reducer.reduce(prefix, fork_puller(source, rest));
@@ -123,7 +148,7 @@ where
         }
         // A poisoned lock means the source panicked in `next()`: that panic is on its way
         // up through a `join`, and the source's state is unknown, so stop pulling.
-        let Ok(mut guard) = source.lock() else {
+        let Ok(mut guard) = source.items.lock() else {
             return folder.complete();
         };
         items.extend(guard.by_ref().take(block));
@@ -133,6 +158,7 @@ where
         }
         let start = plumbing::clock::ticks();
         folder = folder.consume_iter(items.drain(..));
+        folded_a_block = true;
         let ticks = plumbing::clock::ticks().wrapping_sub(start);
         block = plumbing::adapt(block, ticks).min(MAX_PULL_BLOCK);
     }
@@ -140,7 +166,7 @@ where
 
 /// Splits `consumer` into this puller's continuation and a new puller, forked so that an
 /// idle worker can take it at once.
-fn fork_puller<I, C>(source: &Mutex<Fuse<I>>, consumer: C) -> C::Result
+fn fork_puller<I, C>(source: &Source<I>, consumer: C) -> C::Result
 where
     I: Iterator + Send,
     I::Item: Send,
@@ -149,11 +175,14 @@ where
     let reducer = consumer.to_reducer();
     let (left, right) = consumer.split_at(0);
     let started = AtomicBool::new(false);
+    source.pullers.fetch_add(1, Ordering::Relaxed);
     let (left, right) = join_hinted(
         || pull(source, left, Some(&started)),
         || {
             started.store(true, Ordering::Relaxed);
-            pull(source, right, None)
+            let result = pull(source, right, None);
+            source.pullers.fetch_sub(1, Ordering::Relaxed);
+            result
         },
         ForkSize::Big,
     );
