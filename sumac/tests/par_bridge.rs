@@ -91,7 +91,7 @@ fn a_long_bridge_keeps_its_nesting_bounded() {
     let sum: u64 = pool.install(|| {
         (0..n)
             .par_bridge()
-            .map(|i| (0..i % 7).into_par_iter().map(|j| j * 0).sum::<u64>() + i)
+            .map(|i| i + (0..i % 7).into_par_iter().filter(|&j| j > 7).count() as u64)
             .sum()
     });
     assert_eq!(sum, n * (n - 1) / 2);
