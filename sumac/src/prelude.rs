@@ -8,6 +8,7 @@
 //! assert_eq!(v.par_iter().map(|x| x * 2).collect::<Vec<_>>(), [2, 4, 6]);
 //! ```
 
+pub use crate::iter::collections::ParallelDrainFull;
 pub use crate::iter::vec::ParallelDrainRange;
 pub use crate::iter::{
     FromParallelIterator, IndexedParallelIterator, IntoParallelIterator, IntoParallelRefIterator,

@@ -542,6 +542,30 @@ proptest! {
             deque.par_iter_mut().enumerate().for_each(|(i, x)| *x -= i as i32);
             prop_assert!(deque.iter().enumerate().all(|(i, &x)| x == v[i] - i as i32));
             prop_assert_eq!(deque.clone().into_par_iter().collect::<VecDeque<_>>(), deque.clone());
+            // Drains.
+            let (lo, hi) = (deque.len() / 4, deque.len() / 2);
+            let mut drained_deque = deque.clone();
+            let mut expected_deque = deque.clone();
+            prop_assert_eq!(drained_deque.par_drain(lo..hi).collect::<Vec<_>>(),
+                expected_deque.drain(lo..hi).collect::<Vec<_>>());
+            prop_assert_eq!(&drained_deque, &expected_deque);
+            let mut map: HashMap<usize, i32> = v.iter().copied().enumerate().collect();
+            let n = map.len();
+            prop_assert_eq!(map.par_drain().count(), n);
+            prop_assert!(map.is_empty());
+            let mut set: HashSet<i32> = v.iter().copied().collect();
+            let expected_set = set.clone();
+            prop_assert_eq!(set.par_drain().collect::<HashSet<_>>(), expected_set);
+            prop_assert!(set.is_empty());
+            let mut heap: BinaryHeap<i32> = v.iter().copied().collect();
+            prop_assert_eq!(sorted(heap.par_drain().collect::<Vec<_>>()), sorted(v.clone()));
+            prop_assert!(heap.is_empty());
+            let mut text: String = v.iter().map(|&x| char::from_u32(0x61 + x.unsigned_abs() % 0x800).unwrap_or('?')).collect();
+            let bounds: Vec<usize> = text.char_indices().map(|(i, _)| i).chain([text.len()]).collect();
+            let (a, b) = (bounds[bounds.len() / 3], bounds[bounds.len() / 2]);
+            let mut expected_text = text.clone();
+            prop_assert_eq!(text.par_drain(a..b).collect::<String>(), expected_text.drain(a..b).collect::<String>());
+            prop_assert_eq!(text, expected_text);
             prop_assert_eq!(deque.into_par_iter().collect::<Vec<_>>(),
                 v.iter().enumerate().map(|(i, x)| x - i as i32).collect::<Vec<_>>());
             Ok(())

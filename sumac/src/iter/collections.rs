@@ -1,6 +1,7 @@
 //! Parallel iterators over the standard collections: `HashMap`, `HashSet`, `BTreeMap`,
 //! `BTreeSet`, `BinaryHeap`, `LinkedList` and `VecDeque`, by value, by reference and
-//! (where the collection allows it) by mutable reference.
+//! (where the collection allows it) by mutable reference; and `par_drain` on them and on
+//! `String`.
 //!
 //! A `VecDeque` is two slices, so its reference iterators are a chain of two slice
 //! iterators: indexed, split anywhere at no cost. The other collections cannot be split
@@ -28,8 +29,11 @@
 
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap, HashSet, LinkedList, VecDeque};
 
+use std::ops::RangeBounds;
+
 use super::chain::Chain;
-use super::{slice, vec, IntoParallelIterator};
+use super::vec::ParallelDrainRange;
+use super::{slice, vec, IntoParallelIterator, ParallelIterator};
 
 /// Implements `IntoParallelIterator` for collections whose items are gathered into a
 /// `Vec` first.
@@ -98,4 +102,63 @@ impl<'a, T: Send> IntoParallelIterator for &'a mut VecDeque<T> {
         let (front, back) = self.as_mut_slices();
         Chain::new(front.into_par_iter(), back.into_par_iter())
     }
+}
+
+/// Implements [`ParallelDrainRange`] for a collection whose drained items are gathered
+/// into a `Vec` first.
+macro_rules! drain_range_via_vec {
+    ($(impl[$($g:tt)*] $coll:ty => $item:ty;)*) => {$(
+        impl<$($g)*> ParallelDrainRange<usize> for $coll {
+            type Iter = vec::IntoIter<$item>;
+            type Item = $item;
+            fn par_drain<R: RangeBounds<usize>>(self, range: R) -> Self::Iter {
+                self.drain(range).collect::<Vec<_>>().into_par_iter()
+            }
+        }
+    )*};
+}
+
+drain_range_via_vec! {
+    impl['a, T: Send] &'a mut VecDeque<T> => T;
+    impl['a] &'a mut String => char;
+}
+
+/// `par_drain()` on the collections that can only be drained whole: removes every item
+/// at once and returns a parallel iterator that owns them (items it does not yield are
+/// dropped with it). The items are gathered into a `Vec` first, in the collection's own
+/// order.
+///
+/// ```
+/// use std::collections::HashMap;
+/// use sumac::prelude::*;
+/// let mut ages: HashMap<&str, u32> = [("ann", 31), ("bob", 27)].into_iter().collect();
+/// let total: u32 = ages.par_drain().map(|(_, age)| age).sum();
+/// assert_eq!((total, ages.len()), (58, 0));
+/// ```
+pub trait ParallelDrainFull {
+    /// The parallel iterator over the removed items.
+    type Iter: ParallelIterator<Item = Self::Item>;
+    /// The removed items.
+    type Item: Send;
+    /// Removes every item and iterates over them in parallel.
+    fn par_drain(self) -> Self::Iter;
+}
+
+/// Implements [`ParallelDrainFull`] by gathering the drained items into a `Vec`.
+macro_rules! drain_full_via_vec {
+    ($(impl[$($g:tt)*] $coll:ty => $item:ty;)*) => {$(
+        impl<$($g)*> ParallelDrainFull for $coll {
+            type Iter = vec::IntoIter<$item>;
+            type Item = $item;
+            fn par_drain(self) -> Self::Iter {
+                self.drain().collect::<Vec<_>>().into_par_iter()
+            }
+        }
+    )*};
+}
+
+drain_full_via_vec! {
+    impl['a, K: Send, V: Send, S] &'a mut HashMap<K, V, S> => (K, V);
+    impl['a, T: Send, S] &'a mut HashSet<T, S> => T;
+    impl['a, T: Send] &'a mut BinaryHeap<T> => T;
 }

@@ -46,7 +46,7 @@ pub mod plumbing;
 mod chain;
 mod chunks;
 mod collect;
-mod collections;
+pub mod collections;
 mod extend;
 mod filter;
 mod find;
