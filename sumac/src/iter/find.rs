@@ -5,6 +5,12 @@
 //! index space. A piece that finds a match publishes its start in a shared atomic; a
 //! piece that lies entirely after (for `find_first`) or before (for `find_last`) a
 //! piece with a match stops at its next block boundary.
+//!
+//! Iterators whose items have no positions (`par_bridge`, `walk_tree`) have an index
+//! span of 0: all their pieces cover the empty range at 0, so positions cannot tell
+//! which piece comes first. There, `find_last` never stops a piece early (`find_first`
+//! never could, since no piece starts after 0); the answer still comes from the order in
+//! which the pieces' results are reduced.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -34,6 +40,7 @@ where
         mode,
         start: 0,
         end,
+        positional: end > 0,
     })
 }
 
@@ -45,6 +52,8 @@ struct FindConsumer<'f, P> {
     mode: Mode,
     start: usize,
     end: usize,
+    /// Whether the pieces have positions (a nonzero index span).
+    positional: bool,
 }
 
 impl<P> FindConsumer<'_, P> {
@@ -55,6 +64,7 @@ impl<P> FindConsumer<'_, P> {
             mode: self.mode,
             start,
             end,
+            positional: self.positional,
         }
     }
 
@@ -63,7 +73,7 @@ impl<P> FindConsumer<'_, P> {
         match self.mode {
             Mode::Any => best != usize::MAX,
             Mode::First => best < self.start,
-            Mode::Last => best > self.end,
+            Mode::Last => self.positional && best > self.end,
         }
     }
 

@@ -66,6 +66,7 @@ pub mod slice;
 pub(crate) mod string;
 mod unzip;
 pub mod vec;
+mod walk_tree;
 
 pub use self::chain::Chain;
 pub use self::chunks::{Chunks, FoldChunks, FoldChunksWith, Positions};
@@ -83,6 +84,9 @@ pub type ZipEq<A, B> = Zip<A, B>;
 pub use self::map::{Cloned, Copied, Inspect, Map, MapInit, MapWith, Update};
 pub use self::par_bridge::{IterBridge, ParallelBridge};
 pub use self::repeat::{empty, once, repeat, repeat_n, repeatn, Empty, Once, Repeat, RepeatN};
+pub use self::walk_tree::{
+    walk_tree, walk_tree_postfix, walk_tree_prefix, WalkTree, WalkTreePostfix, WalkTreePrefix,
+};
 
 use self::plumbing::{BridgeCallback, Consumer, ProducerCallback};
 
