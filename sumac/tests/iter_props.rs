@@ -490,6 +490,28 @@ proptest! {
     }
 
     #[test]
+    fn block_by_block(v in prop::collection::vec(-1000i32..1000, 0..3000), size in 1usize..200, m in 2i32..60) {
+        on_pool(|| {
+            prop_assert_eq!(v.par_iter().by_uniform_blocks(size).copied().collect::<Vec<_>>(), v.clone());
+            prop_assert_eq!(v.par_iter().by_exponential_blocks().copied().collect::<Vec<_>>(), v.clone());
+            let hit = |x: &&i32| *x % m == 0;
+            prop_assert_eq!(v.par_iter().by_uniform_blocks(size).find_first(hit), v.iter().find(hit));
+            prop_assert_eq!(v.par_iter().by_exponential_blocks().find_last(hit), v.iter().rev().find(hit));
+            prop_assert_eq!(
+                v.par_iter().by_uniform_blocks(size).map(|x| vec![*x]).reduce(Vec::new, |mut a, b| { a.extend(b); a }),
+                v.clone()
+            );
+            // A search that succeeds in the first block never starts the second.
+            let looked = AtomicUsize::new(0);
+            let first = v.par_iter().inspect(|_| { looked.fetch_add(1, Ordering::Relaxed); })
+                .by_uniform_blocks(size).find_first(|_| true);
+            prop_assert_eq!(first, v.first());
+            prop_assert!(looked.load(Ordering::Relaxed) <= size.min(v.len()));
+            Ok(())
+        })?;
+    }
+
+    #[test]
     fn collection_sources(v in small_vec(), fronts in 0usize..40) {
         on_pool(|| {
             fn sorted<T: Ord>(mut v: Vec<T>) -> Vec<T> {

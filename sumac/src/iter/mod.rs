@@ -43,6 +43,7 @@ macro_rules! closure_ops {
 
 pub mod plumbing;
 
+mod blocks;
 mod chain;
 mod chunks;
 mod collect;
@@ -68,6 +69,7 @@ mod unzip;
 pub mod vec;
 mod walk_tree;
 
+pub use self::blocks::{ExponentialBlocks, UniformBlocks};
 pub use self::chain::Chain;
 pub use self::chunks::{Chunks, FoldChunks, FoldChunksWith, Positions};
 pub use self::filter::{Filter, FilterMap, FlatMapIter, FlattenIter};
@@ -1147,6 +1149,35 @@ pub trait IndexedParallelIterator: ParallelIterator {
         I::Iter: IndexedParallelIterator<Item = Self::Item>,
     {
         InterleaveShortest::new(self, other.into_par_iter())
+    }
+
+    /// Runs the loop as a sequence of parallel loops over consecutive blocks of
+    /// `block_size` items, each finished before the next starts: a search that finds its
+    /// answer early never touches the later blocks.
+    ///
+    /// ```
+    /// use sumac::prelude::*;
+    /// let first = (0..1_000_000u32).into_par_iter().by_uniform_blocks(1000).find_first(|&x| x % 777 == 776);
+    /// assert_eq!(first, Some(776));
+    /// ```
+    ///
+    /// # Panics
+    /// If `block_size` is 0.
+    fn by_uniform_blocks(self, block_size: usize) -> UniformBlocks<Self> {
+        UniformBlocks::new(self, block_size)
+    }
+
+    /// Like [`by_uniform_blocks`](IndexedParallelIterator::by_uniform_blocks), with blocks
+    /// that double in size (1,024 items, then 2,048, ...): cheap for a search whose answer
+    /// is early, and few blocks for one that runs through everything.
+    ///
+    /// ```
+    /// use sumac::prelude::*;
+    /// let v: Vec<u32> = (0..5000u32).into_par_iter().by_exponential_blocks().collect();
+    /// assert_eq!(v, (0..5000).collect::<Vec<_>>());
+    /// ```
+    fn by_exponential_blocks(self) -> ExponentialBlocks<Self> {
+        ExponentialBlocks::new(self)
     }
 
     /// Gathers the items into vectors of `chunk_size` items, in order (the last one may be
