@@ -399,6 +399,10 @@ proptest! {
                 v.par_iter().filter(|&&x| x % m == 0).copied().collect_vec_list().into_iter().flatten().collect::<Vec<_>>(),
                 v.iter().filter(|&&x| x % m == 0).copied().collect::<Vec<_>>()
             );
+            let mut doubled = vec![0i32; v.len() + 3];
+            (&v, &mut doubled).into_par_iter().for_each(|(x, d)| *d = 2 * x);
+            prop_assert!(doubled.iter().zip(&v).all(|(d, x)| *d == 2 * x));
+            prop_assert!(doubled[v.len()..].iter().all(|&d| d == 0));
             let mut drained_from = v.clone();
             let (lo, hi) = (v.len() / 3, v.len() / 2);
             let drained: Vec<i32> = drained_from.par_drain(lo..hi).collect();

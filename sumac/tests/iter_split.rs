@@ -232,6 +232,26 @@ fn adaptors() {
         );
         let e: Vec<(usize, usize)> = v.iter().copied().enumerate().collect();
         check(|| v.par_iter().copied().enumerate(), &e);
+        let e: Vec<(usize, usize, usize)> = v
+            .iter()
+            .zip(&w)
+            .zip(0..n)
+            .map(|((&a, &b), c)| (a, b, c))
+            .collect();
+        check(
+            || (v.par_iter().copied(), w.par_iter().copied(), 0..n).into_par_iter(),
+            &e,
+        );
+        let e: Vec<(usize, usize, usize, usize, usize, usize)> =
+            v.iter().map(|&a| (a, a, a, a, a, a)).collect();
+        check(
+            || {
+                (&v, &v, &v, &v, &v, v.clone())
+                    .into_par_iter()
+                    .map(|(a, b, c, d, e, f)| (*a, *b, *c, *d, *e, f))
+            },
+            &e,
+        );
         let e: Vec<usize> = v.iter().rev().copied().collect();
         check(|| v.par_iter().copied().rev(), &e);
         let e: Vec<(usize, usize)> = v

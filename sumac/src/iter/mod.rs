@@ -56,6 +56,7 @@ mod fold;
 mod halt;
 mod indexed;
 mod map;
+mod multizip;
 pub mod option;
 mod par_bridge;
 mod parts;
@@ -84,6 +85,7 @@ pub use self::indexed::{
 /// sides were checked to have the same length.
 pub type ZipEq<A, B> = Zip<A, B>;
 pub use self::map::{Cloned, Copied, Inspect, Map, MapInit, MapWith, Update};
+pub use self::multizip::MultiZip;
 pub use self::par_bridge::{IterBridge, ParallelBridge};
 pub use self::repeat::{empty, once, repeat, repeat_n, repeatn, Empty, Once, Repeat, RepeatN};
 pub use self::walk_tree::{
