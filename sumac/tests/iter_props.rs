@@ -622,6 +622,12 @@ proptest! {
             });
             prop_assert_eq!(halves, v.iter().filter(|x| *x % 2 == 0).map(|x| x / 2).collect::<Vec<_>>());
             prop_assert_eq!(rest, v.iter().filter(|x| *x % 2 != 0).map(|x| x.to_string()).collect::<HashSet<_>>());
+            let (xs, is): (Vec<i32>, HashSet<usize>) = pairs.par_iter().copied().collect();
+            prop_assert_eq!(&xs, &v);
+            prop_assert_eq!(is, (0..v.len()).collect::<HashSet<_>>());
+            let mut both = (vec![7i32], Vec::<usize>::new());
+            both.par_extend(pairs.par_iter().copied());
+            prop_assert_eq!(both, ([&[7][..], &v[..]].concat(), (0..v.len()).collect::<Vec<_>>()));
             let (mut a, mut b) = (vec![5], vec![6usize; 9]);
             pairs.par_iter().copied().unzip_into_vecs(&mut a, &mut b);
             prop_assert_eq!((a, b), pairs.iter().copied().unzip::<i32, usize, Vec<_>, Vec<_>>());

@@ -184,6 +184,46 @@ impl FromParallelIterator<()> for () {
     }
 }
 
+/// Collects pairs into two collections, in order (as [`unzip`](ParallelIterator::unzip)).
+///
+/// ```
+/// use sumac::prelude::*;
+/// let (small, big): (Vec<u32>, Vec<u32>) = (0..3u32).into_par_iter().map(|i| (i, i * 100)).collect();
+/// assert_eq!((small, big), (vec![0, 1, 2], vec![0, 100, 200]));
+/// ```
+impl<A, B, T, U> FromParallelIterator<(T, U)> for (A, B)
+where
+    A: Default + Send + ParallelExtend<T>,
+    B: Default + Send + ParallelExtend<U>,
+    T: Send,
+    U: Send,
+{
+    fn from_par_iter<I>(par_iter: I) -> Self
+    where
+        I: IntoParallelIterator<Item = (T, U)>,
+    {
+        par_iter.into_par_iter().unzip()
+    }
+}
+
+/// Extends two collections with the two sides of pairs, in order.
+impl<A, B, T, U> ParallelExtend<(T, U)> for (A, B)
+where
+    A: Send + ParallelExtend<T>,
+    B: Send + ParallelExtend<U>,
+    T: Send,
+    U: Send,
+{
+    fn par_extend<I>(&mut self, par_iter: I)
+    where
+        I: IntoParallelIterator<Item = (T, U)>,
+    {
+        let (left, right): (Vec<T>, Vec<U>) = par_iter.into_par_iter().unzip();
+        let (a, b) = self;
+        crate::join(|| a.par_extend(left), || b.par_extend(right));
+    }
+}
+
 /// Collects the `Some` values, or returns `None` if any item is `None`.
 impl<C, T> FromParallelIterator<Option<T>> for Option<C>
 where
