@@ -486,6 +486,18 @@ proptest! {
             prop_assert_eq!(v.par_split_inclusive(sep).collect::<Vec<_>>(), v.split_inclusive(sep).collect::<Vec<_>>());
             let same = |a: &i32, b: &i32| (a - b).abs() < m;
             prop_assert_eq!(v.par_chunk_by(same).collect::<Vec<_>>(), v.chunk_by(same).collect::<Vec<_>>());
+            let mut w = v.clone();
+            w.par_split_mut(sep).for_each(|piece| piece.reverse());
+            let mut expected = v.clone();
+            expected.split_mut(sep).for_each(|piece| piece.reverse());
+            prop_assert_eq!(&w, &expected);
+            prop_assert_eq!(
+                w.par_split_inclusive_mut(sep).map(|piece| piece.to_vec()).collect::<Vec<_>>(),
+                expected.split_inclusive_mut(sep).map(|piece| piece.to_vec()).collect::<Vec<_>>()
+            );
+            w.par_chunk_by_mut(same).for_each(|run| run[0] = run.len() as i32);
+            expected.chunk_by_mut(same).for_each(|run| run[0] = run.len() as i32);
+            prop_assert_eq!(&w, &expected);
             let long = |piece: &&[i32]| piece.len() > 2;
             prop_assert_eq!(v.par_split(sep).find_first(long), v.split(sep).find(long));
             prop_assert_eq!(v.par_chunk_by(same).find_last(long), v.chunk_by(same).rev().find(long));

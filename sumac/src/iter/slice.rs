@@ -8,10 +8,12 @@
 //! assert_eq!(sums, [5, 9, 6]);
 //! ```
 
+use std::collections::VecDeque;
 use std::marker::PhantomData;
+use std::ops::Range;
 
 use super::parts::{parts_iterator, PartKind};
-use super::plumbing::{bridge, Consumer, Producer, ProducerCallback};
+use super::plumbing::{bridge, Consumer, Folder, Producer, ProducerCallback};
 use super::{IndexedParallelIterator, IntoParallelIterator, ParallelIterator};
 
 /// Implements `ParallelIterator` + `IndexedParallelIterator` for a slice iterator whose
@@ -640,5 +642,334 @@ impl<'a, T, P> SplitInclusive<'a, T, P> {
 impl<'a, T, P> ChunkBy<'a, T, P> {
     pub(crate) fn new(slice: &'a [T], same: P) -> Self {
         ChunkBy { slice, same }
+    }
+}
+
+// ------------------------------------------------- split_mut, chunk_by_mut
+
+/// A piece kind that can also cut a mutable slice: the pieces of `data` (which starts at
+/// a piece start), with `GAP` elements (a separator, or none) between two pieces.
+trait MutPieceKind<T>: for<'a> PartKind<&'a [T]> {
+    const GAP: usize;
+    fn pieces_mut(self, data: &mut [T]) -> impl Iterator<Item = &mut [T]>;
+}
+
+impl<T, P, const INCLUSIVE: bool> MutPieceKind<T> for SplitKind<'_, P, INCLUSIVE>
+where
+    T: Sync,
+    P: Fn(&T) -> bool + Sync,
+{
+    const GAP: usize = if INCLUSIVE { 0 } else { 1 };
+    fn pieces_mut(self, data: &mut [T]) -> impl Iterator<Item = &mut [T]> {
+        let separator = self.0;
+        if INCLUSIVE {
+            either::Either::Left(data.split_inclusive_mut(separator))
+        } else {
+            either::Either::Right(data.split_mut(separator))
+        }
+    }
+}
+
+impl<T, P> MutPieceKind<T> for ChunkByKind<'_, P>
+where
+    T: Sync,
+    P: Fn(&T, &T) -> bool + Sync,
+{
+    const GAP: usize = 0;
+    fn pieces_mut(self, data: &mut [T]) -> impl Iterator<Item = &mut [T]> {
+        let same = self.0;
+        data.chunk_by_mut(move |a, b| same(a, b))
+    }
+}
+
+/// The positions `range` of a mutable slice, owning the part `data` of it (from
+/// position `start`, a piece start) that holds exactly the pieces starting in `range`
+/// (`None`: no piece starts there). Splitting cuts `data` at a piece boundary, so the
+/// two halves own disjoint pieces.
+struct MutPartsProducer<'a, T, K> {
+    data: Option<&'a mut [T]>,
+    start: usize,
+    range: Range<usize>,
+    kind: K,
+}
+
+impl<'a, T: Send + Sync, K: MutPieceKind<T>> Producer for MutPartsProducer<'a, T, K> {
+    type Item = Option<&'a mut [T]>;
+    type IntoIter = MutPartsIter<'a, T>;
+    fn len(&self) -> usize {
+        self.range.len()
+    }
+    fn into_iter(self) -> MutPartsIter<'a, T> {
+        // Only reached when something iterates positions one by one (the loop driver
+        // uses `fold_with`): list the pieces with their positions.
+        let mut pieces = VecDeque::new();
+        if let Some(data) = self.data {
+            let mut at = self.start;
+            for piece in self.kind.pieces_mut(data) {
+                let len = piece.len();
+                pieces.push_back((at, piece));
+                at += len + K::GAP;
+            }
+        }
+        MutPartsIter {
+            range: self.range,
+            pieces,
+        }
+    }
+    fn fold_with<F>(self, folder: F) -> F
+    where
+        F: Folder<Self::Item>,
+    {
+        match self.data {
+            Some(data) if !self.range.is_empty() => {
+                folder.consume_iter(self.kind.pieces_mut(data).map(Some))
+            }
+            _ => folder,
+        }
+    }
+    fn split_at(self, index: usize) -> (Self, Self) {
+        let MutPartsProducer {
+            data,
+            start,
+            range,
+            kind,
+        } = self;
+        let mid = range.start + index;
+        let piece = |data, start, range| MutPartsProducer {
+            data,
+            start,
+            range,
+            kind,
+        };
+        let cut = data.as_deref().and_then(|data| {
+            if mid <= start {
+                return Some(0);
+            }
+            // The first piece start at or after `mid`, relative to `data`.
+            let hi = (range.end - start).min(K::positions(data));
+            (mid - start < hi).then(|| kind.first_start(data, mid - start, hi))?
+        });
+        match (data, cut) {
+            (Some(data), Some(0)) => (
+                piece(None, start, range.start..mid),
+                piece(Some(data), start, mid..range.end),
+            ),
+            (Some(data), Some(q)) => {
+                let (left, rest) = data.split_at_mut(q - K::GAP);
+                let right = &mut rest[K::GAP..];
+                (
+                    piece(Some(left), start, range.start..mid),
+                    piece(Some(right), start + q, mid..range.end),
+                )
+            }
+            (data, _) => (
+                piece(data, start, range.start..mid),
+                piece(None, mid, mid..range.end),
+            ),
+        }
+    }
+}
+
+struct MutPartsIter<'a, T> {
+    range: Range<usize>,
+    pieces: VecDeque<(usize, &'a mut [T])>,
+}
+
+impl<'a, T> Iterator for MutPartsIter<'a, T> {
+    type Item = Option<&'a mut [T]>;
+    fn next(&mut self) -> Option<Self::Item> {
+        let pos = self.range.next()?;
+        if self.pieces.front().is_some_and(|&(at, _)| at == pos) {
+            return Some(self.pieces.pop_front().map(|(_, piece)| piece));
+        }
+        Some(None)
+    }
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.range.size_hint()
+    }
+}
+
+impl<T> DoubleEndedIterator for MutPartsIter<'_, T> {
+    fn next_back(&mut self) -> Option<Self::Item> {
+        let pos = self.range.next_back()?;
+        if self.pieces.back().is_some_and(|&(at, _)| at == pos) {
+            return Some(self.pieces.pop_back().map(|(_, piece)| piece));
+        }
+        Some(None)
+    }
+}
+
+impl<T> ExactSizeIterator for MutPartsIter<'_, T> {}
+
+/// Every position of a mutable slice with the piece that starts there, if any.
+struct MutPositions<'a, T, K> {
+    slice: &'a mut [T],
+    kind: K,
+}
+
+impl<'a, T: Send + Sync, K: MutPieceKind<T>> ParallelIterator for MutPositions<'a, T, K> {
+    type Item = Option<&'a mut [T]>;
+    fn drive_unindexed<C: Consumer<Self::Item>>(self, consumer: C) -> C::Result {
+        super::drive_indexed(self, consumer)
+    }
+    fn opt_len(&self) -> Option<usize> {
+        Some(IndexedParallelIterator::len(self))
+    }
+}
+
+impl<'a, T: Send + Sync, K: MutPieceKind<T>> IndexedParallelIterator for MutPositions<'a, T, K> {
+    fn len(&self) -> usize {
+        K::positions(&*self.slice)
+    }
+    fn with_producer<CB: ProducerCallback<Self::Item>>(self, callback: CB) -> CB::Output {
+        let positions = K::positions(&*self.slice);
+        callback.callback(MutPartsProducer {
+            data: Some(self.slice),
+            start: 0,
+            range: 0..positions,
+            kind: self.kind,
+        })
+    }
+}
+
+/// Declares a public iterator over the pieces of a mutable slice.
+macro_rules! mut_pieces_iterator {
+    ($(#[$doc:meta])* $name:ident<'a, T, P> where [$($bound:tt)*] { $field:ident } => |$p:ident| $kind:expr) => {
+        $(#[$doc])*
+        #[derive(Debug)]
+        #[must_use = "parallel iterators are lazy and do nothing unless consumed"]
+        pub struct $name<'a, T, P> {
+            slice: &'a mut [T],
+            $field: P,
+        }
+
+        impl<'a, T, P> $name<'a, T, P> {
+            pub(crate) fn new(slice: &'a mut [T], $field: P) -> Self {
+                $name { slice, $field }
+            }
+        }
+
+        impl<'a, T: Send + Sync, P> ParallelIterator for $name<'a, T, P>
+        where
+            $($bound)*
+        {
+            type Item = &'a mut [T];
+            fn drive_unindexed<C: Consumer<&'a mut [T]>>(self, consumer: C) -> C::Result {
+                let $p = &self.$field;
+                MutPositions { slice: self.slice, kind: $kind }
+                    .filter_map(|piece| piece)
+                    .drive_unindexed(consumer)
+            }
+            fn index_span(&self) -> usize {
+                let $p = &self.$field;
+                positions_of(&$kind, &*self.slice)
+            }
+        }
+    };
+}
+
+/// The number of positions of `slice` for pieces of kind `K`.
+fn positions_of<T: Sync, K: for<'a> PartKind<&'a [T]>>(_kind: &K, slice: &[T]) -> usize {
+    K::positions(slice)
+}
+
+mut_pieces_iterator!(
+    /// The iterator returned by
+    /// [`par_split_mut`](crate::slice::ParallelSliceMut::par_split_mut).
+    SplitMut<'a, T, P> where [P: Fn(&T) -> bool + Sync + Send] { separator }
+    => |p| SplitKind::<P, false>(p)
+);
+
+mut_pieces_iterator!(
+    /// The iterator returned by
+    /// [`par_split_inclusive_mut`](crate::slice::ParallelSliceMut::par_split_inclusive_mut).
+    SplitInclusiveMut<'a, T, P> where [P: Fn(&T) -> bool + Sync + Send] { separator }
+    => |p| SplitKind::<P, true>(p)
+);
+
+mut_pieces_iterator!(
+    /// The iterator returned by
+    /// [`par_chunk_by_mut`](crate::slice::ParallelSliceMut::par_chunk_by_mut).
+    ChunkByMut<'a, T, P> where [P: Fn(&T, &T) -> bool + Sync + Send] { same }
+    => |p| ChunkByKind(p)
+);
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    /// The pieces a `MutPartsProducer` yields, by position, through `into_iter`
+    /// (forwards or backwards) or `fold_with`, after splitting at `at`.
+    fn pieces_after_split<K: MutPieceKind<u8> + Copy>(
+        data: &mut [u8],
+        kind: K,
+        at: usize,
+    ) -> Vec<Vec<Option<Vec<u8>>>> {
+        let positions = K::positions(&*data);
+        let make = |data| MutPartsProducer {
+            data: Some(data),
+            start: 0,
+            range: 0..positions,
+            kind,
+        };
+        let mut copy = data.to_vec();
+        let (left, right) = make(data).split_at(at);
+        let forwards: Vec<Option<Vec<u8>>> = left
+            .into_iter()
+            .chain(right.into_iter())
+            .map(|p| p.map(|p| p.to_vec()))
+            .collect();
+        let (left, right) = make(&mut copy).split_at(at);
+        let mut backwards: Vec<Option<Vec<u8>>> = right
+            .into_iter()
+            .rev()
+            .chain(left.into_iter().rev())
+            .map(|p| p.map(|p| p.to_vec()))
+            .collect();
+        backwards.reverse();
+        vec![forwards, backwards]
+    }
+
+    /// Every split point of every short slice of 0s and 1s: the pieces, by position, are
+    /// std's pieces at their start positions, in both directions.
+    #[test]
+    fn mutable_pieces_split_at_every_position() {
+        let sep = |x: &u8| *x == 0;
+        let same = |a: &u8, b: &u8| a == b;
+        for n in 0..=7usize {
+            for bits in 0..1u32 << n {
+                let data: Vec<u8> = (0..n).map(|i| ((bits >> i) & 1) as u8).collect();
+                // Std's pieces, placed at their start positions.
+                let place = |pieces: Vec<&[u8]>, gap: usize, positions: usize| {
+                    let mut out = vec![None; positions];
+                    let mut at = 0;
+                    for piece in pieces {
+                        out[at] = Some(piece.to_vec());
+                        at += piece.len() + gap;
+                    }
+                    out
+                };
+                let split = place(data.split(sep).collect(), 1, n + 1);
+                let inclusive = place(data.split_inclusive(sep).collect(), 0, n);
+                let runs = place(data.chunk_by(same).collect(), 0, n);
+                for at in 0..=n {
+                    let mut d = data.clone();
+                    for got in pieces_after_split(&mut d, SplitKind::<_, false>(&sep), at) {
+                        assert_eq!(got, split, "split {data:?} at {at}");
+                    }
+                    for got in pieces_after_split(&mut d, SplitKind::<_, true>(&sep), at.min(n)) {
+                        assert_eq!(got, inclusive, "split_inclusive {data:?} at {at}");
+                    }
+                    for got in pieces_after_split(&mut d, ChunkByKind(&same), at.min(n)) {
+                        assert_eq!(got, runs, "chunk_by {data:?} at {at}");
+                    }
+                }
+                // The split positions run to n + 1 for `split`.
+                let mut d = data.clone();
+                for got in pieces_after_split(&mut d, SplitKind::<_, false>(&sep), n + 1) {
+                    assert_eq!(got, split, "split {data:?} at {}", n + 1);
+                }
+            }
+        }
     }
 }

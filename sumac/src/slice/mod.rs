@@ -23,8 +23,9 @@ mod mergesort;
 mod quicksort;
 
 pub use crate::iter::slice::{
-    ChunkBy, Chunks, ChunksExact, ChunksExactMut, ChunksMut, Iter, IterMut, RChunks, RChunksExact,
-    RChunksExactMut, RChunksMut, Split, SplitInclusive, Windows,
+    ChunkBy, ChunkByMut, Chunks, ChunksExact, ChunksExactMut, ChunksMut, Iter, IterMut, RChunks,
+    RChunksExact, RChunksExactMut, RChunksMut, Split, SplitInclusive, SplitInclusiveMut, SplitMut,
+    Windows,
 };
 
 /// Parallel methods on shared slices.
@@ -214,6 +215,54 @@ pub trait ParallelSliceMut<T: Send> {
     /// If `chunk_size` is 0.
     fn par_rchunks_exact_mut(&mut self, chunk_size: usize) -> RChunksExactMut<'_, T> {
         RChunksExactMut::new(self.as_parallel_slice_mut(), chunk_size)
+    }
+
+    /// The mutable pieces between the elements that satisfy `separator`, like
+    /// `slice::split_mut` (the element type must also be `Sync`: the pieces are found by
+    /// reading the slice).
+    ///
+    /// ```
+    /// use sumac::prelude::*;
+    /// let mut v = [3, 1, 0, 2, 5, 4, 0, 9];
+    /// v.par_split_mut(|&x| x == 0).for_each(|piece| piece.sort());
+    /// assert_eq!(v, [1, 3, 0, 2, 4, 5, 0, 9]);
+    /// ```
+    fn par_split_mut<P>(&mut self, separator: P) -> SplitMut<'_, T, P>
+    where
+        T: Sync,
+        P: Fn(&T) -> bool + Sync + Send,
+    {
+        SplitMut::new(self.as_parallel_slice_mut(), separator)
+    }
+
+    /// The mutable pieces ended by the elements that satisfy `separator`, each with its
+    /// separator, like `slice::split_inclusive_mut`.
+    fn par_split_inclusive_mut<P>(&mut self, separator: P) -> SplitInclusiveMut<'_, T, P>
+    where
+        T: Sync,
+        P: Fn(&T) -> bool + Sync + Send,
+    {
+        SplitInclusiveMut::new(self.as_parallel_slice_mut(), separator)
+    }
+
+    /// The mutable runs of elements in which every neighbour pair satisfies `same`, like
+    /// `slice::chunk_by_mut`.
+    ///
+    /// ```
+    /// use sumac::prelude::*;
+    /// let mut v = [1, 1, 2, 3, 3, 3];
+    /// v.par_chunk_by_mut(|a, b| a == b).for_each(|run| {
+    ///     let n = run.len() as i32;
+    ///     run.iter_mut().for_each(|x| *x *= n);
+    /// });
+    /// assert_eq!(v, [2, 2, 2, 9, 9, 9]);
+    /// ```
+    fn par_chunk_by_mut<F>(&mut self, same: F) -> ChunkByMut<'_, T, F>
+    where
+        T: Sync,
+        F: Fn(&T, &T) -> bool + Sync + Send,
+    {
+        ChunkByMut::new(self.as_parallel_slice_mut(), same)
     }
 
     /// Sorts the slice, stably (equal elements keep their order), in parallel.
