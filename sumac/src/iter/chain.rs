@@ -1,6 +1,6 @@
 //! `chain`: the items of one parallel iterator followed by those of another.
 
-use super::indexed::{with_two_producers, PairCallback};
+use super::indexed::{total_len, with_joined_producers, JoinProducers};
 use super::plumbing::{Consumer, Producer, ProducerCallback, Reducer};
 use super::{IndexedParallelIterator, ParallelIterator};
 
@@ -54,28 +54,21 @@ where
     B: IndexedParallelIterator<Item = A::Item>,
 {
     fn len(&self) -> usize {
-        self.a
-            .len()
-            .checked_add(self.b.len())
-            .expect("chained length overflows usize")
+        total_len(self.a.len(), self.b.len(), "chained")
     }
 
     fn with_producer<CB: ProducerCallback<A::Item>>(self, callback: CB) -> CB::Output {
-        return with_two_producers(self.a, self.b, ChainPair { callback });
+        with_joined_producers::<Self, A, B, CB>(self.a, self.b, callback)
+    }
+}
 
-        struct ChainPair<CB> {
-            callback: CB,
-        }
-        impl<T, CB: ProducerCallback<T>> PairCallback<T, T> for ChainPair<CB> {
-            type Output = CB::Output;
-            fn call<PA, PB>(self, a: PA, b: PB) -> CB::Output
-            where
-                PA: Producer<Item = T>,
-                PB: Producer<Item = T>,
-            {
-                self.callback.callback(ChainProducer { a, b })
-            }
-        }
+impl<A, B> JoinProducers for Chain<A, B> {
+    fn join<PA, PB>(a: PA, b: PB) -> impl Producer<Item = PA::Item>
+    where
+        PA: Producer,
+        PB: Producer<Item = PA::Item>,
+    {
+        ChainProducer { a, b }
     }
 }
 

@@ -2,6 +2,8 @@
 //! `take`, `step_by`, `with_min_len`, `with_max_len`, `interleave`,
 //! `interleave_shortest`. All of them work on producers.
 
+use std::marker::PhantomData;
+
 use super::plumbing::{Consumer, Producer, ProducerCallback};
 use super::{drive_indexed, IndexedParallelIterator, ParallelIterator};
 
@@ -197,6 +199,54 @@ where
             self.pair.call(self.a, b)
         }
     }
+}
+
+/// Builds one producer out of two of the same item type (chain, interleave).
+pub(super) trait JoinProducers {
+    fn join<PA, PB>(a: PA, b: PB) -> impl Producer<Item = PA::Item>
+    where
+        PA: Producer,
+        PB: Producer<Item = PA::Item>;
+}
+
+/// Hands `callback` the producer that `J` builds from the producers of `a` and `b`.
+pub(super) fn with_joined_producers<J, A, B, CB>(a: A, b: B, callback: CB) -> CB::Output
+where
+    J: JoinProducers,
+    A: IndexedParallelIterator,
+    B: IndexedParallelIterator<Item = A::Item>,
+    CB: ProducerCallback<A::Item>,
+{
+    return with_two_producers(
+        a,
+        b,
+        Joined::<J, CB> {
+            callback,
+            join: PhantomData,
+        },
+    );
+
+    struct Joined<J, CB> {
+        callback: CB,
+        join: PhantomData<J>,
+    }
+    impl<T, J: JoinProducers, CB: ProducerCallback<T>> PairCallback<T, T> for Joined<J, CB> {
+        type Output = CB::Output;
+        fn call<PA, PB>(self, a: PA, b: PB) -> CB::Output
+        where
+            PA: Producer<Item = T>,
+            PB: Producer<Item = T>,
+        {
+            self.callback.callback(J::join(a, b))
+        }
+    }
+}
+
+/// The number of items of two iterators one after the other (`what` names the adaptor
+/// in the overflow panic).
+pub(super) fn total_len(a: usize, b: usize, what: &str) -> usize {
+    a.checked_add(b)
+        .unwrap_or_else(|| panic!("{what} length overflows usize"))
 }
 
 /// The first `len` items of `p` (the rest is dropped).
@@ -609,28 +659,20 @@ where
     B: IndexedParallelIterator<Item = A::Item>,
 {
     fn len(&self) -> usize {
-        self.a
-            .len()
-            .checked_add(self.b.len())
-            .expect("interleaved length overflows usize")
+        total_len(self.a.len(), self.b.len(), "interleaved")
     }
     fn with_producer<CB: ProducerCallback<A::Item>>(self, callback: CB) -> CB::Output {
-        return with_two_producers(self.a, self.b, InterleavePair { callback });
+        with_joined_producers::<Self, A, B, CB>(self.a, self.b, callback)
+    }
+}
 
-        struct InterleavePair<CB> {
-            callback: CB,
-        }
-        impl<T, CB: ProducerCallback<T>> PairCallback<T, T> for InterleavePair<CB> {
-            type Output = CB::Output;
-            fn call<PA, PB>(self, a: PA, b: PB) -> CB::Output
-            where
-                PA: Producer<Item = T>,
-                PB: Producer<Item = T>,
-            {
-                self.callback
-                    .callback(InterleaveProducer { a, b, a_next: true })
-            }
-        }
+impl<A, B> JoinProducers for Interleave<A, B> {
+    fn join<PA, PB>(a: PA, b: PB) -> impl Producer<Item = PA::Item>
+    where
+        PA: Producer,
+        PB: Producer<Item = PA::Item>,
+    {
+        InterleaveProducer { a, b, a_next: true }
     }
 }
 
