@@ -530,21 +530,10 @@ where
 {
     type Part = &'a [T];
     fn positions(slice: &'a [T]) -> usize {
-        // `split` has a (possibly empty) piece after the last separator;
-        // `split_inclusive` has none.
-        if INCLUSIVE {
-            slice.len()
-        } else {
-            slice.len() + 1
-        }
+        <Self as SlicePieceKind<T>>::positions_for(slice.len())
     }
     fn first_start(self, slice: &'a [T], lo: usize, hi: usize) -> Option<usize> {
-        if lo == 0 {
-            return Some(0);
-        }
-        // A piece starts right after each separator.
-        let i = slice[lo - 1..hi - 1].iter().position(self.0)?;
-        Some(lo + i)
+        self.piece_start(slice, lo, hi)
     }
     fn parts_from(self, slice: &'a [T], from: usize) -> impl Iterator<Item = (usize, &'a [T])> {
         let separator = self.0;
@@ -582,14 +571,7 @@ where
 {
     type Part = &'a [T];
     fn first_start(self, slice: &'a [T], lo: usize, hi: usize) -> Option<usize> {
-        if lo == 0 {
-            return Some(0);
-        }
-        // A run starts where a neighbour pair does not satisfy the predicate.
-        let i = slice[lo - 1..hi]
-            .windows(2)
-            .position(|pair| !(self.0)(&pair[0], &pair[1]))?;
-        Some(lo + i)
+        self.piece_start(slice, lo, hi)
     }
     fn parts_from(self, slice: &'a [T], from: usize) -> impl Iterator<Item = (usize, &'a [T])> {
         let same = self.0;
@@ -647,19 +629,43 @@ impl<'a, T, P> ChunkBy<'a, T, P> {
 
 // ------------------------------------------------- split_mut, chunk_by_mut
 
-/// A piece kind that can also cut a mutable slice: the pieces of `data` (which starts at
-/// a piece start), with `GAP` elements (a separator, or none) between two pieces.
-trait MutPieceKind<T>: for<'a> PartKind<&'a [T]> {
+/// Where the pieces of a slice start, and how to cut a mutable slice into them: the
+/// part of the slice kinds that needs no shared access across threads (so the `_mut`
+/// iterators ask only `T: Send`).
+trait SlicePieceKind<T>: Copy + Send + Sync {
+    /// Elements between two pieces (a separator, or none).
     const GAP: usize;
+    /// The positions of a slice of `len` elements.
+    fn positions_for(len: usize) -> usize;
+    /// The first position in `lo..hi` (`lo < hi <= positions`) where a piece starts; the
+    /// search stays within that range.
+    fn piece_start(self, slice: &[T], lo: usize, hi: usize) -> Option<usize>;
+    /// The pieces of `data`, which starts at a piece start.
     fn pieces_mut(self, data: &mut [T]) -> impl Iterator<Item = &mut [T]>;
 }
 
-impl<T, P, const INCLUSIVE: bool> MutPieceKind<T> for SplitKind<'_, P, INCLUSIVE>
+impl<T, P, const INCLUSIVE: bool> SlicePieceKind<T> for SplitKind<'_, P, INCLUSIVE>
 where
-    T: Sync,
     P: Fn(&T) -> bool + Sync,
 {
     const GAP: usize = if INCLUSIVE { 0 } else { 1 };
+    fn positions_for(len: usize) -> usize {
+        // `split` has a (possibly empty) piece after the last separator;
+        // `split_inclusive` has none.
+        if INCLUSIVE {
+            len
+        } else {
+            len + 1
+        }
+    }
+    fn piece_start(self, slice: &[T], lo: usize, hi: usize) -> Option<usize> {
+        if lo == 0 {
+            return Some(0);
+        }
+        // A piece starts right after each separator.
+        let i = slice[lo - 1..hi - 1].iter().position(self.0)?;
+        Some(lo + i)
+    }
     fn pieces_mut(self, data: &mut [T]) -> impl Iterator<Item = &mut [T]> {
         let separator = self.0;
         if INCLUSIVE {
@@ -670,12 +676,24 @@ where
     }
 }
 
-impl<T, P> MutPieceKind<T> for ChunkByKind<'_, P>
+impl<T, P> SlicePieceKind<T> for ChunkByKind<'_, P>
 where
-    T: Sync,
     P: Fn(&T, &T) -> bool + Sync,
 {
     const GAP: usize = 0;
+    fn positions_for(len: usize) -> usize {
+        len
+    }
+    fn piece_start(self, slice: &[T], lo: usize, hi: usize) -> Option<usize> {
+        if lo == 0 {
+            return Some(0);
+        }
+        // A run starts where a neighbour pair does not satisfy the predicate.
+        let i = slice[lo - 1..hi]
+            .windows(2)
+            .position(|pair| !(self.0)(&pair[0], &pair[1]))?;
+        Some(lo + i)
+    }
     fn pieces_mut(self, data: &mut [T]) -> impl Iterator<Item = &mut [T]> {
         let same = self.0;
         data.chunk_by_mut(move |a, b| same(a, b))
@@ -693,7 +711,7 @@ struct MutPartsProducer<'a, T, K> {
     kind: K,
 }
 
-impl<'a, T: Send + Sync, K: MutPieceKind<T>> Producer for MutPartsProducer<'a, T, K> {
+impl<'a, T: Send, K: SlicePieceKind<T>> Producer for MutPartsProducer<'a, T, K> {
     type Item = Option<&'a mut [T]>;
     type IntoIter = MutPartsIter<'a, T>;
     fn len(&self) -> usize {
@@ -746,8 +764,8 @@ impl<'a, T: Send + Sync, K: MutPieceKind<T>> Producer for MutPartsProducer<'a, T
                 return Some(0);
             }
             // The first piece start at or after `mid`, relative to `data`.
-            let hi = (range.end - start).min(K::positions(data));
-            (mid - start < hi).then(|| kind.first_start(data, mid - start, hi))?
+            let hi = (range.end - start).min(K::positions_for(data.len()));
+            (mid - start < hi).then(|| kind.piece_start(data, mid - start, hi))?
         });
         match (data, cut) {
             (Some(data), Some(0)) => (
@@ -807,7 +825,7 @@ struct MutPositions<'a, T, K> {
     kind: K,
 }
 
-impl<'a, T: Send + Sync, K: MutPieceKind<T>> ParallelIterator for MutPositions<'a, T, K> {
+impl<'a, T: Send, K: SlicePieceKind<T>> ParallelIterator for MutPositions<'a, T, K> {
     type Item = Option<&'a mut [T]>;
     fn drive_unindexed<C: Consumer<Self::Item>>(self, consumer: C) -> C::Result {
         super::drive_indexed(self, consumer)
@@ -817,12 +835,12 @@ impl<'a, T: Send + Sync, K: MutPieceKind<T>> ParallelIterator for MutPositions<'
     }
 }
 
-impl<'a, T: Send + Sync, K: MutPieceKind<T>> IndexedParallelIterator for MutPositions<'a, T, K> {
+impl<'a, T: Send, K: SlicePieceKind<T>> IndexedParallelIterator for MutPositions<'a, T, K> {
     fn len(&self) -> usize {
-        K::positions(&*self.slice)
+        K::positions_for(self.slice.len())
     }
     fn with_producer<CB: ProducerCallback<Self::Item>>(self, callback: CB) -> CB::Output {
-        let positions = K::positions(&*self.slice);
+        let positions = K::positions_for(self.slice.len());
         callback.callback(MutPartsProducer {
             data: Some(self.slice),
             start: 0,
@@ -849,7 +867,7 @@ macro_rules! mut_pieces_iterator {
             }
         }
 
-        impl<'a, T: Send + Sync, P> ParallelIterator for $name<'a, T, P>
+        impl<'a, T: Send, P> ParallelIterator for $name<'a, T, P>
         where
             $($bound)*
         {
@@ -869,8 +887,8 @@ macro_rules! mut_pieces_iterator {
 }
 
 /// The number of positions of `slice` for pieces of kind `K`.
-fn positions_of<T: Sync, K: for<'a> PartKind<&'a [T]>>(_kind: &K, slice: &[T]) -> usize {
-    K::positions(slice)
+fn positions_of<T, K: SlicePieceKind<T>>(_kind: &K, slice: &[T]) -> usize {
+    K::positions_for(slice.len())
 }
 
 mut_pieces_iterator!(
@@ -900,12 +918,12 @@ mod tests {
 
     /// The pieces a `MutPartsProducer` yields, by position, through `into_iter`
     /// (forwards or backwards) or `fold_with`, after splitting at `at`.
-    fn pieces_after_split<K: MutPieceKind<u8> + Copy>(
+    fn pieces_after_split<K: SlicePieceKind<u8>>(
         data: &mut [u8],
         kind: K,
         at: usize,
     ) -> Vec<Vec<Option<Vec<u8>>>> {
-        let positions = K::positions(&*data);
+        let positions = K::positions_for(data.len());
         let make = |data| MutPartsProducer {
             data: Some(data),
             start: 0,

@@ -218,8 +218,7 @@ pub trait ParallelSliceMut<T: Send> {
     }
 
     /// The mutable pieces between the elements that satisfy `separator`, like
-    /// `slice::split_mut` (the element type must also be `Sync`: the pieces are found by
-    /// reading the slice).
+    /// `slice::split_mut`.
     ///
     /// ```
     /// use sumac::prelude::*;
@@ -229,17 +228,24 @@ pub trait ParallelSliceMut<T: Send> {
     /// ```
     fn par_split_mut<P>(&mut self, separator: P) -> SplitMut<'_, T, P>
     where
-        T: Sync,
         P: Fn(&T) -> bool + Sync + Send,
     {
         SplitMut::new(self.as_parallel_slice_mut(), separator)
     }
 
     /// The mutable pieces ended by the elements that satisfy `separator`, each with its
-    /// separator, like `slice::split_inclusive_mut`.
+    /// separator, like `slice::split_inclusive_mut`. The elements need only be `Send`:
+    ///
+    /// ```
+    /// use std::cell::Cell;
+    /// use sumac::prelude::*;
+    /// let mut v: Vec<Cell<u32>> = [1, 0, 2, 3, 0].into_iter().map(Cell::new).collect();
+    /// v.par_split_inclusive_mut(|c| c.get() == 0)
+    ///     .for_each(|piece| piece.iter().for_each(|c| c.set(c.get() + piece.len() as u32)));
+    /// assert_eq!(v.iter().map(Cell::get).collect::<Vec<_>>(), [3, 2, 5, 6, 3]);
+    /// ```
     fn par_split_inclusive_mut<P>(&mut self, separator: P) -> SplitInclusiveMut<'_, T, P>
     where
-        T: Sync,
         P: Fn(&T) -> bool + Sync + Send,
     {
         SplitInclusiveMut::new(self.as_parallel_slice_mut(), separator)
@@ -259,7 +265,6 @@ pub trait ParallelSliceMut<T: Send> {
     /// ```
     fn par_chunk_by_mut<F>(&mut self, same: F) -> ChunkByMut<'_, T, F>
     where
-        T: Sync,
         F: Fn(&T, &T) -> bool + Sync + Send,
     {
         ChunkByMut::new(self.as_parallel_slice_mut(), same)
