@@ -24,6 +24,15 @@ pub struct BroadcastContext<'a> {
 }
 
 impl BroadcastContext<'_> {
+    /// The context of worker `index` of a pool of `num_threads`.
+    pub(crate) fn new(index: usize, num_threads: usize) -> Self {
+        BroadcastContext {
+            index,
+            num_threads,
+            _call: PhantomData,
+        }
+    }
+
     /// The index of this worker in its pool (the same as
     /// [`current_thread_index`](crate::current_thread_index)).
     pub fn index(&self) -> usize {
@@ -101,11 +110,7 @@ where
         let latch = LatchPtr(&latch);
         let job = HeapJob::into_job_ref(move || {
             let latch = latch;
-            let context = BroadcastContext {
-                index,
-                num_threads,
-                _call: PhantomData,
-            };
+            let context = BroadcastContext::new(index, num_threads);
             let result = panic::catch_unwind(AssertUnwindSafe(|| op(context)));
             *slot.lock().unwrap_or_else(PoisonError::into_inner) = Some(result);
             // SAFETY: the latch is live until its count reaches zero, and this job does
@@ -142,11 +147,7 @@ where
     for index in 0..num_threads {
         let op = Arc::clone(&op);
         let job = HeapJob::into_job_ref(move || {
-            let context = BroadcastContext {
-                index,
-                num_threads,
-                _call: PhantomData,
-            };
+            let context = BroadcastContext::new(index, num_threads);
             if let Err(payload) = panic::catch_unwind(AssertUnwindSafe(|| op(context))) {
                 // SAFETY: heap jobs only run on workers, whose thread-local pointer is set.
                 let worker = unsafe { &*WorkerThread::current() };

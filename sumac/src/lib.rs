@@ -41,6 +41,7 @@ mod shared_queue;
 mod spawn;
 mod stats;
 mod sync;
+mod thread_builder;
 mod yielding;
 
 pub mod iter;
@@ -54,7 +55,7 @@ pub mod trace;
 pub mod str {
     pub use crate::iter::string::{
         Bytes, CharIndices, Chars, EncodeUtf16, Lines, MatchIndices, Matches, ParallelString,
-        Pattern, Split, SplitInclusive, SplitTerminator, SplitWhitespace,
+        Pattern, Split, SplitAsciiWhitespace, SplitInclusive, SplitTerminator, SplitWhitespace,
     };
 }
 
@@ -70,6 +71,7 @@ pub use crate::pool::{
 pub use crate::scope::{in_place_scope, in_place_scope_fifo, scope, scope_fifo, Scope, ScopeFifo};
 pub use crate::spawn::{spawn, spawn_fifo};
 pub use crate::stats::{PoolStats, WorkerStats};
+pub use crate::thread_builder::{CustomSpawn, DefaultSpawn, ThreadBuilder, ThreadSpawn};
 pub use crate::yielding::{yield_local, yield_now, Yield};
 
 use crate::registry::WorkerThread;
@@ -95,6 +97,41 @@ pub fn current_num_threads() -> usize {
 pub fn current_thread_index() -> Option<usize> {
     // SAFETY: a non-null thread-local pointer refers to this thread's live worker.
     unsafe { WorkerThread::current().as_ref() }.map(WorkerThread::index)
+}
+
+/// The most worker threads a sumac pool may have: a larger
+/// [`num_threads`](ThreadPoolBuilder::num_threads) (or `SUMAC_NUM_THREADS`) is reduced to
+/// this, as in Rayon. sumac's own structures set no tighter limit; the operating system's
+/// limit on threads usually comes first.
+///
+/// ```
+/// let pool = sumac::ThreadPoolBuilder::new().num_threads(4).build().unwrap();
+/// assert!(pool.current_num_threads() <= sumac::max_num_threads());
+/// ```
+pub fn max_num_threads() -> usize {
+    MAX_NUM_THREADS
+}
+
+/// See [`max_num_threads`] (the same limit as Rayon's on 64-bit targets).
+const MAX_NUM_THREADS: usize = 0xFFFF;
+
+/// Whether the calling worker has jobs of its own waiting (recorded forks not yet
+/// joined, spawned jobs, or a broadcast job addressed to it); `None` outside any pool.
+/// See [`ThreadPool::current_thread_has_pending_tasks`].
+///
+/// ```
+/// assert_eq!(sumac::current_thread_has_pending_tasks(), None);
+/// let pool = sumac::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+/// pool.scope(|s| {
+///     assert_eq!(sumac::current_thread_has_pending_tasks(), Some(false));
+///     s.spawn(|_| {});
+///     assert_eq!(sumac::current_thread_has_pending_tasks(), Some(true));
+/// });
+/// ```
+pub fn current_thread_has_pending_tasks() -> Option<bool> {
+    // SAFETY: a non-null thread-local pointer refers to this thread's live worker.
+    let worker = unsafe { WorkerThread::current().as_ref() }?;
+    Some(worker.has_pending_jobs())
 }
 
 /// The counters of the global pool (starting it if needed); see [`ThreadPool::stats`].

@@ -4,11 +4,13 @@ use std::any::Any;
 use std::error::Error;
 use std::fmt;
 use std::io;
+use std::panic::{self, AssertUnwindSafe};
 use std::sync::Arc;
 use std::time::Duration;
 
 use crate::registry::{self, Registry, WorkerThread};
 use crate::stats::PoolStats;
+use crate::thread_builder::{CustomSpawn, DefaultSpawn, ThreadBuilder, ThreadSpawn};
 use crate::{join, scope, spawn, Scope};
 
 /// The type of a pool's panic handler.
@@ -32,7 +34,7 @@ pub const DEFAULT_HEARTBEAT_INTERVAL: Duration = Duration::from_micros(100);
 ///     .unwrap();
 /// assert_eq!(pool.current_num_threads(), 4);
 /// ```
-pub struct ThreadPoolBuilder {
+pub struct ThreadPoolBuilder<S = DefaultSpawn> {
     num_threads: usize,
     heartbeat_interval: Duration,
     stack_size: Option<usize>,
@@ -40,6 +42,7 @@ pub struct ThreadPoolBuilder {
     panic_handler: Option<Box<PanicHandler>>,
     start_handler: Option<Box<ThreadHandler>>,
     exit_handler: Option<Box<ThreadHandler>>,
+    spawn: S,
 }
 
 impl Default for ThreadPoolBuilder {
@@ -52,11 +55,12 @@ impl Default for ThreadPoolBuilder {
             panic_handler: None,
             start_handler: None,
             exit_handler: None,
+            spawn: DefaultSpawn,
         }
     }
 }
 
-impl fmt::Debug for ThreadPoolBuilder {
+impl<S> fmt::Debug for ThreadPoolBuilder<S> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ThreadPoolBuilder")
             .field("num_threads", &self.num_threads)
@@ -88,6 +92,67 @@ impl ThreadPoolBuilder {
         Self::default()
     }
 
+    /// Builds a pool whose workers run on threads of a [`std::thread::scope`], so that
+    /// `wrapper` (which must call [`ThreadBuilder::run`]) may borrow from the caller, for
+    /// example to set up thread-local state around each worker. `with_pool` gets the
+    /// pool; when it returns, the pool is dropped and every worker has returned before
+    /// `build_scoped` does.
+    ///
+    /// ```
+    /// use std::sync::atomic::{AtomicUsize, Ordering};
+    /// let started = AtomicUsize::new(0); // borrowed by the workers, not 'static
+    /// let sum = sumac::ThreadPoolBuilder::new()
+    ///     .num_threads(2)
+    ///     .build_scoped(
+    ///         |thread| {
+    ///             started.fetch_add(1, Ordering::SeqCst);
+    ///             thread.run()
+    ///         },
+    ///         |pool| pool.install(|| sumac::join(|| 1, || 2)),
+    ///     )
+    ///     .unwrap();
+    /// assert_eq!(sum, (1, 2));
+    /// assert_eq!(started.load(Ordering::SeqCst), 2);
+    /// ```
+    ///
+    /// # Errors
+    /// As [`build`](Self::build); `with_pool` is then not called.
+    ///
+    /// # Panics
+    /// Re-raises a panic of `with_pool` (after the workers returned). A panic of
+    /// `wrapper` on a worker thread is re-raised too, when the scope ends, as
+    /// [`std::thread::scope`] does.
+    pub fn build_scoped<W, F, R>(self, wrapper: W, with_pool: F) -> Result<R, ThreadPoolBuildError>
+    where
+        W: Fn(ThreadBuilder) + Sync,
+        F: FnOnce(&ThreadPool) -> R,
+    {
+        std::thread::scope(|scope| {
+            let wrapper = &wrapper;
+            let pool = self
+                .spawn_handler(|thread| {
+                    let mut builder = std::thread::Builder::new();
+                    if let Some(name) = thread.name() {
+                        builder = builder.name(name.to_owned());
+                    }
+                    if let Some(stack_size) = thread.stack_size() {
+                        builder = builder.stack_size(stack_size);
+                    }
+                    builder.spawn_scoped(scope, move || wrapper(thread))?;
+                    Ok(())
+                })
+                .build()?;
+            let result = panic::catch_unwind(AssertUnwindSafe(|| with_pool(&pool)));
+            drop(pool);
+            match result {
+                Ok(value) => Ok(value),
+                Err(payload) => panic::resume_unwind(payload),
+            }
+        })
+    }
+}
+
+impl<S> ThreadPoolBuilder<S> {
     /// The number of worker threads. `0` (the default) chooses automatically, as in Rayon:
     /// the `SUMAC_NUM_THREADS` environment variable if it holds a positive number (the
     /// counterpart of `RAYON_NUM_THREADS`), else one thread per available core (as
@@ -210,6 +275,64 @@ impl ThreadPoolBuilder {
         self
     }
 
+    /// Starts the workers with `spawn` instead of [`std::thread::Builder`]: it is called
+    /// once per worker with a [`ThreadBuilder`], and must start a thread that calls
+    /// [`ThreadBuilder::run`] (for example a thread of another library, or one with
+    /// special settings). An error it returns makes [`build`](Self::build) fail.
+    ///
+    /// The pool still joins its workers when dropped: it waits until every worker
+    /// returned from `run` (a `ThreadBuilder` that is dropped without running counts as
+    /// returned, but the pool then has a worker that never runs: jobs addressed to it,
+    /// such as [`broadcast`](crate::broadcast()) ones, would wait forever). sumac's
+    /// heartbeat thread is not a worker and is still started with `std::thread`.
+    ///
+    /// ```
+    /// use std::sync::{Arc, Mutex};
+    /// let handles = Arc::new(Mutex::new(Vec::new()));
+    /// let kept = Arc::clone(&handles);
+    /// let pool = sumac::ThreadPoolBuilder::new()
+    ///     .num_threads(2)
+    ///     .spawn_handler(move |thread| {
+    ///         let handle = std::thread::Builder::new().spawn(|| thread.run())?;
+    ///         kept.lock().unwrap().push(handle);
+    ///         Ok(())
+    ///     })
+    ///     .build()
+    ///     .unwrap();
+    /// assert_eq!(pool.install(|| sumac::join(|| 1, || 2)), (1, 2));
+    /// drop(pool); // waits for both workers
+    /// for handle in handles.lock().unwrap().drain(..) {
+    ///     assert!(handle.is_finished() || handle.join().is_ok());
+    /// }
+    /// ```
+    pub fn spawn_handler<F>(self, spawn: F) -> ThreadPoolBuilder<CustomSpawn<F>>
+    where
+        F: FnMut(ThreadBuilder) -> io::Result<()>,
+    {
+        ThreadPoolBuilder {
+            num_threads: self.num_threads,
+            heartbeat_interval: self.heartbeat_interval,
+            stack_size: self.stack_size,
+            thread_name: self.thread_name,
+            panic_handler: self.panic_handler,
+            start_handler: self.start_handler,
+            exit_handler: self.exit_handler,
+            spawn: CustomSpawn::new(spawn),
+        }
+    }
+
+    /// Accepted for source compatibility with Rayon, where it is deprecated too; it
+    /// changes nothing. A sumac worker always runs its own newest jobs first (depth
+    /// first, which keeps the oldest, biggest ones for sharing); for first-in,
+    /// first-out order use [`spawn_fifo`](crate::spawn_fifo) or
+    /// [`scope_fifo`](crate::scope_fifo).
+    #[deprecated(note = "has no effect in sumac; use `spawn_fifo` or `scope_fifo` for FIFO order")]
+    pub fn breadth_first(self) -> Self {
+        self
+    }
+}
+
+impl<S: ThreadSpawn> ThreadPoolBuilder<S> {
     /// Builds the pool and starts its threads.
     ///
     /// ```
@@ -238,7 +361,7 @@ impl ThreadPoolBuilder {
         registry::set_global_registry(self)
     }
 
-    pub(crate) fn into_config(self) -> Result<Config, ThreadPoolBuildError> {
+    pub(crate) fn into_config(self) -> Result<(Config, S), ThreadPoolBuildError> {
         if self.heartbeat_interval.is_zero() {
             return Err(ThreadPoolBuildError {
                 kind: ThreadPoolBuildErrorKind::ZeroHeartbeatInterval,
@@ -248,8 +371,9 @@ impl ThreadPoolBuilder {
         let num_threads = match self.num_threads {
             0 => default_num_threads(),
             n => n,
-        };
-        Ok(Config {
+        }
+        .min(crate::max_num_threads());
+        let config = Config {
             num_threads,
             heartbeat_interval: self.heartbeat_interval,
             stack_size: self.stack_size,
@@ -259,7 +383,8 @@ impl ThreadPoolBuilder {
             panic_handler: self.panic_handler,
             start_handler: self.start_handler,
             exit_handler: self.exit_handler,
-        })
+        };
+        Ok((config, self.spawn))
     }
 }
 
@@ -515,7 +640,7 @@ impl ThreadPool {
         if !Arc::ptr_eq(worker.registry(), &self.registry) {
             return None;
         }
-        Some(!worker.jobs.is_empty() || self.registry.queue.addressed(worker.index()) > 0)
+        Some(worker.has_pending_jobs())
     }
 
     /// [`broadcast`](crate::broadcast()) on this pool: runs `op` once on every worker
@@ -603,5 +728,29 @@ impl Drop for ThreadPool {
     fn drop(&mut self) {
         self.registry.terminate();
         self.registry.join_threads();
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    /// A thread count above `max_num_threads` (explicit, or from the environment) is
+    /// reduced to it, as in Rayon; checked on the validated settings, so no thread starts.
+    #[test]
+    fn thread_counts_above_the_maximum_are_reduced() {
+        let config = |n| {
+            ThreadPoolBuilder::new()
+                .num_threads(n)
+                .into_config()
+                .unwrap()
+                .0
+        };
+        assert_eq!(config(usize::MAX).num_threads, crate::max_num_threads());
+        assert_eq!(
+            config(crate::max_num_threads() + 1).num_threads,
+            crate::max_num_threads()
+        );
+        assert_eq!(config(7).num_threads, 7);
     }
 }

@@ -69,6 +69,7 @@ use crate::latch::{LockLatch, WorkerLatch};
 use crate::pool::{PanicHandler, ThreadHandler, ThreadPoolBuildError, ThreadPoolBuilder};
 use crate::shared_queue::SharedQueue;
 use crate::stats::{bump, PoolStats, WorkerCounters};
+use crate::thread_builder::{ThreadBuilder, ThreadSpawn};
 
 /// Spin rounds between two clock reads while an idle worker watches the queue.
 const SPIN_ROUNDS: u32 = 64;
@@ -117,7 +118,13 @@ pub(crate) struct Registry {
     panic_handler: Option<Box<PanicHandler>>,
     start_handler: Option<Box<ThreadHandler>>,
     exit_handler: Option<Box<ThreadHandler>>,
+    /// The threads the pool joins when dropped: workers it started itself
+    /// ([`DefaultSpawn`](crate::DefaultSpawn)) and the heartbeat thread.
     threads: Mutex<Vec<JoinHandle<()>>>,
+    /// [`ThreadBuilder`]s handed out and not yet dropped: workers that have not yet
+    /// returned (or never will start); dropping the pool waits for zero.
+    unfinished_workers: Mutex<usize>,
+    worker_finished_signal: Condvar,
 }
 
 thread_local! {
@@ -153,8 +160,10 @@ pub(crate) struct WorkerThread {
 
 impl Registry {
     /// Builds the registry and starts its threads.
-    pub(crate) fn new(builder: ThreadPoolBuilder) -> Result<Arc<Registry>, ThreadPoolBuildError> {
-        let config = builder.into_config()?;
+    pub(crate) fn new<S: ThreadSpawn>(
+        builder: ThreadPoolBuilder<S>,
+    ) -> Result<Arc<Registry>, ThreadPoolBuildError> {
+        let (config, mut spawner) = builder.into_config()?;
         let num_threads = config.num_threads;
         let workers = (0..num_threads)
             .map(|_| {
@@ -185,18 +194,21 @@ impl Registry {
             start_handler: config.start_handler,
             exit_handler: config.exit_handler,
             threads: Mutex::new(Vec::with_capacity(num_threads + 1)),
+            unfinished_workers: Mutex::new(0),
+            worker_finished_signal: Condvar::new(),
         });
         let mut thread_name = config.thread_name;
         let mut handles = Vec::with_capacity(num_threads + 1);
         let mut spawn_result = Ok(());
         for index in 0..num_threads {
-            let mut thread = thread::Builder::new().name(thread_name(index));
-            if let Some(stack_size) = config.stack_size {
-                thread = thread.stack_size(stack_size);
-            }
-            let registry = Arc::clone(&registry);
-            match thread.spawn(move || worker_main(registry, index)) {
-                Ok(handle) => handles.push(handle),
+            let thread = ThreadBuilder::new(
+                Arc::clone(&registry),
+                index,
+                thread_name(index),
+                config.stack_size,
+            );
+            match spawner.spawn(thread) {
+                Ok(handle) => handles.extend(handle),
                 Err(error) => {
                     spawn_result = Err(error);
                     break;
@@ -369,6 +381,38 @@ impl Registry {
             std::mem::take(&mut *self.threads.lock().unwrap_or_else(PoisonError::into_inner));
         for handle in handles {
             let _ = handle.join();
+        }
+        // Workers started by a spawn handler have no handle here: wait until each
+        // returned from `ThreadBuilder::run` (or its builder was dropped unused).
+        let mut unfinished = self
+            .unfinished_workers
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        while *unfinished > 0 {
+            unfinished = self
+                .worker_finished_signal
+                .wait(unfinished)
+                .unwrap_or_else(PoisonError::into_inner);
+        }
+    }
+
+    /// A [`ThreadBuilder`] for one of this pool's workers was created.
+    pub(crate) fn worker_handed_out(&self) {
+        *self
+            .unfinished_workers
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) += 1;
+    }
+
+    /// A [`ThreadBuilder`] was dropped: its worker returned, or never ran.
+    pub(crate) fn worker_finished(&self) {
+        let mut unfinished = self
+            .unfinished_workers
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        *unfinished -= 1;
+        if *unfinished == 0 {
+            self.worker_finished_signal.notify_all();
         }
     }
 
@@ -550,7 +594,9 @@ fn pause_until(registry: &Registry, deadline: Option<Instant>) {
     }
 }
 
-fn worker_main(registry: Arc<Registry>, index: usize) {
+/// The body of worker `index`: runs jobs until the pool terminates (see
+/// [`ThreadBuilder::run`]).
+pub(crate) fn worker_main(registry: Arc<Registry>, index: usize) {
     // Divided first, so that a huge interval (`Duration::MAX`) cannot overflow.
     let promotion_gap = registry.heartbeat_interval / 4 * 3;
     let solo = registry.num_threads() == 1;
@@ -605,6 +651,11 @@ impl WorkerThread {
 
     pub(crate) fn index(&self) -> usize {
         self.index
+    }
+
+    /// Whether jobs of this worker wait: its own list's, or ones addressed to it.
+    pub(crate) fn has_pending_jobs(&self) -> bool {
+        !self.jobs.is_empty() || self.registry.queue.addressed(self.index) > 0
     }
 
     /// Counts a fork (a plain per-worker counter, in a cache line of its own).
@@ -898,7 +949,9 @@ pub(crate) fn global_registry() -> &'static Arc<Registry> {
 pub(crate) static GLOBAL_REGISTRY: OnceLock<Arc<Registry>> = OnceLock::new();
 
 /// Sets the global registry; fails if it already exists.
-pub(crate) fn set_global_registry(builder: ThreadPoolBuilder) -> Result<(), ThreadPoolBuildError> {
+pub(crate) fn set_global_registry<S: ThreadSpawn>(
+    builder: ThreadPoolBuilder<S>,
+) -> Result<(), ThreadPoolBuildError> {
     if GLOBAL_REGISTRY.get().is_some() {
         return Err(ThreadPoolBuildError::global_already_initialized());
     }

@@ -19,6 +19,7 @@ use std::marker::PhantomData;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::{Arc, Mutex, PoisonError};
 
+use crate::broadcast::BroadcastContext;
 use crate::job::{HeapJob, PanicPayload};
 use crate::latch::CountLatch;
 use crate::registry::{self, Registry};
@@ -87,6 +88,41 @@ where
     }
 }
 
+/// Spawns one job per worker of the scope's pool into the scope of `handle`: each runs
+/// `body` on its own worker (addressed to it, as [`broadcast`](crate::broadcast()) jobs
+/// are), with that worker's [`BroadcastContext`].
+fn spawn_broadcast_into<'scope, S, BODY>(handle: &S, body: BODY)
+where
+    S: ScopeHandle<'scope>,
+    BODY: Fn(&S, BroadcastContext<'_>) + Send + Sync + 'scope,
+{
+    let scope = handle.scope();
+    let num_threads = scope.registry.num_threads();
+    let body = Arc::new(body);
+    for index in 0..num_threads {
+        scope.jobs.increment();
+        let body = Arc::clone(&body);
+        let handle = ScopePtr(handle);
+        let job = HeapJob::into_job_ref(move || {
+            let handle = handle;
+            // SAFETY: the scope is alive until `jobs` reaches zero, which happens only in
+            // `job_finished` below.
+            let this = unsafe { &*handle.0 };
+            let context = BroadcastContext::new(index, num_threads);
+            if let Err(payload) = panic::catch_unwind(AssertUnwindSafe(|| body(this, context))) {
+                this.scope().record_panic(payload);
+            }
+            // The body may borrow from the scope's caller: drop it while that is alive.
+            drop(body);
+            let scope: *const Scope<'scope> = this.scope();
+            // SAFETY: `scope` is live, and `job_finished` does not touch it after the
+            // decrement that may free it.
+            unsafe { Scope::job_finished(scope) };
+        });
+        scope.registry.queue.push_to(index, job);
+    }
+}
+
 /// Runs `op` on the calling thread as the body of the scope `handle`, then completes it.
 fn run_scope<'scope, S, OP, R>(handle: S, op: OP) -> R
 where
@@ -140,6 +176,31 @@ impl<'scope> Scope<'scope> {
         BODY: FnOnce(&Scope<'scope>) + Send + 'scope,
     {
         spawn_into(self, body, false);
+    }
+
+    /// Spawns `body` once on every worker of the scope's pool, like
+    /// [`spawn_broadcast`](crate::spawn_broadcast()) but inside the scope: the jobs may
+    /// borrow from outside it, and the scope waits for all of them.
+    ///
+    /// ```
+    /// use std::sync::Mutex;
+    /// let pool = sumac::ThreadPoolBuilder::new().num_threads(3).build().unwrap();
+    /// let seen = Mutex::new(Vec::new());
+    /// pool.scope(|s| {
+    ///     s.spawn_broadcast(|_, ctx| seen.lock().unwrap().push(ctx.index()));
+    /// });
+    /// let mut seen = seen.into_inner().unwrap();
+    /// seen.sort();
+    /// assert_eq!(seen, [0, 1, 2]);
+    /// ```
+    ///
+    /// # Panics
+    /// As [`Scope::spawn`]: a panic of `body` on any worker is re-raised by the scope.
+    pub fn spawn_broadcast<BODY>(&self, body: BODY)
+    where
+        BODY: Fn(&Scope<'scope>, BroadcastContext<'_>) + Send + Sync + 'scope,
+    {
+        spawn_broadcast_into(self, body);
     }
 
     fn record_panic(&self, payload: PanicPayload) {
@@ -277,6 +338,27 @@ impl<'scope> ScopeFifo<'scope> {
         BODY: FnOnce(&ScopeFifo<'scope>) + Send + 'scope,
     {
         spawn_into(self, body, true);
+    }
+
+    /// [`Scope::spawn_broadcast`] in a FIFO scope: `body` runs once on every worker.
+    ///
+    /// ```
+    /// use std::sync::atomic::{AtomicUsize, Ordering};
+    /// let pool = sumac::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+    /// let runs = AtomicUsize::new(0);
+    /// pool.scope_fifo(|s| s.spawn_broadcast(|_, _| {
+    ///     runs.fetch_add(1, Ordering::SeqCst);
+    /// }));
+    /// assert_eq!(runs.into_inner(), 2);
+    /// ```
+    ///
+    /// # Panics
+    /// As [`Scope::spawn`].
+    pub fn spawn_broadcast<BODY>(&self, body: BODY)
+    where
+        BODY: Fn(&ScopeFifo<'scope>, BroadcastContext<'_>) + Send + Sync + 'scope,
+    {
+        spawn_broadcast_into(self, body);
     }
 }
 

@@ -117,3 +117,54 @@ fn on_the_global_pool() {
         (0..n).collect::<Vec<_>>()
     );
 }
+
+/// `Scope::spawn_broadcast` runs once on every worker, borrows from outside the scope,
+/// and the scope waits for all of those jobs (and what they spawn); a panic of one is
+/// re-raised by the scope after all ran.
+#[test]
+fn scope_spawn_broadcast_runs_on_every_worker_and_is_awaited() {
+    let pool = stress_pool(4);
+    let per_worker: Vec<AtomicUsize> = (0..4).map(|_| AtomicUsize::new(0)).collect();
+    let nested = AtomicUsize::new(0);
+    pool.scope(|s| {
+        s.spawn_broadcast(|s, ctx| {
+            assert_eq!(ctx.num_threads(), 4);
+            assert_eq!(sumac::current_thread_index(), Some(ctx.index()));
+            per_worker[ctx.index()].fetch_add(1, Ordering::SeqCst);
+            s.spawn(|_| {
+                nested.fetch_add(fib(12) as usize, Ordering::SeqCst);
+            });
+        });
+    });
+    assert!(per_worker.iter().all(|c| c.load(Ordering::SeqCst) == 1));
+    assert_eq!(nested.load(Ordering::SeqCst), 4 * fib_seq(12) as usize);
+
+    let ran = AtomicUsize::new(0);
+    let caught = catch_unwind(AssertUnwindSafe(|| {
+        pool.scope_fifo(|s| {
+            s.spawn_broadcast(|_, ctx| {
+                ran.fetch_add(1, Ordering::SeqCst);
+                if ctx.index() == 2 {
+                    panic!("worker two");
+                }
+            });
+        })
+    }));
+    assert_eq!(
+        caught.unwrap_err().downcast_ref::<&str>(),
+        Some(&"worker two")
+    );
+    assert_eq!(ran.load(Ordering::SeqCst), 4);
+}
+
+/// From a thread outside the pool, an `in_place_scope` owned by that thread still gets
+/// one broadcast job per worker of the pool.
+#[test]
+fn in_place_scope_spawn_broadcast_from_outside() {
+    let pool = stress_pool(3);
+    let seen = Mutex::new(Vec::new());
+    pool.in_place_scope(|s| s.spawn_broadcast(|_, ctx| seen.lock().unwrap().push(ctx.index())));
+    let mut seen = seen.into_inner().unwrap();
+    seen.sort();
+    assert_eq!(seen, [0, 1, 2]);
+}

@@ -361,3 +361,153 @@ fn yielding_runs_pending_jobs_and_keeps_results() {
         assert_eq!(ran.load(Ordering::Relaxed), 1);
     });
 }
+
+/// A spawn handler starts every worker (its threads carry its names), the pool runs
+/// forked work on them, and dropping the pool waits until each returned from `run`:
+/// the handler's threads are all finished right after the drop.
+#[test]
+fn a_spawn_handler_starts_every_worker_and_drop_waits_for_them() {
+    use std::sync::Mutex;
+    let handles = Arc::new(Mutex::new(Vec::new()));
+    let indices = Arc::new(Mutex::new(Vec::new()));
+    let (kept, seen) = (Arc::clone(&handles), Arc::clone(&indices));
+    let pool = ThreadPoolBuilder::new()
+        .num_threads(3)
+        .heartbeat_interval(Duration::from_micros(1))
+        .thread_name(|i| format!("handled-{i}"))
+        .stack_size(4 << 20)
+        .spawn_handler(move |thread| {
+            seen.lock().unwrap().push(thread.index());
+            assert_eq!(thread.name(), Some(&*format!("handled-{}", thread.index())));
+            assert_eq!(thread.stack_size(), Some(4 << 20));
+            let mut builder = std::thread::Builder::new();
+            builder = builder.name(thread.name().unwrap().to_owned());
+            let handle = builder.spawn(|| thread.run())?;
+            kept.lock().unwrap().push(handle);
+            Ok(())
+        })
+        .build()
+        .unwrap();
+    assert_eq!(*indices.lock().unwrap(), [0, 1, 2]);
+    assert_eq!(pool.install(|| fib(18)), fib_seq(18));
+    let names = pool.broadcast(|_| std::thread::current().name().unwrap().to_owned());
+    assert_eq!(names, ["handled-0", "handled-1", "handled-2"]);
+    drop(pool);
+    for handle in handles.lock().unwrap().iter() {
+        assert!(handle.is_finished(), "drop returned before a worker did");
+    }
+}
+
+/// An error from the spawn handler fails `build` with `ThreadSpawn` (the error as its
+/// source), and the workers it had started shut down again.
+#[test]
+fn a_failing_spawn_handler_fails_the_build_and_stops_started_workers() {
+    use std::error::Error;
+    let started = Arc::new(AtomicUsize::new(0));
+    let exited = Arc::new(AtomicUsize::new(0));
+    let (counter, exits) = (Arc::clone(&started), Arc::clone(&exited));
+    let error = ThreadPoolBuilder::new()
+        .num_threads(4)
+        .exit_handler(move |_| {
+            exits.fetch_add(1, Ordering::SeqCst);
+        })
+        .spawn_handler(move |thread| {
+            if thread.index() == 2 {
+                return Err(std::io::Error::other("no third thread"));
+            }
+            counter.fetch_add(1, Ordering::SeqCst);
+            std::thread::spawn(|| thread.run());
+            Ok(())
+        })
+        .build()
+        .unwrap_err();
+    assert_eq!(error.kind(), ThreadPoolBuildErrorKind::ThreadSpawn);
+    assert_eq!(error.source().unwrap().to_string(), "no third thread");
+    // `build` returned only after the two started workers ran their exit handlers.
+    assert_eq!(started.load(Ordering::SeqCst), 2);
+    assert_eq!(exited.load(Ordering::SeqCst), 2);
+}
+
+/// A handler that drops its `ThreadBuilder` instead of running it does not make
+/// dropping the pool hang (that worker counts as finished).
+#[test]
+fn a_thread_builder_dropped_unused_does_not_hang_the_drop() {
+    let pool = ThreadPoolBuilder::new()
+        .num_threads(2)
+        .spawn_handler(|thread| {
+            if thread.index() == 0 {
+                std::thread::spawn(|| thread.run());
+            }
+            Ok(())
+        })
+        .build()
+        .unwrap();
+    assert_eq!(pool.install(|| fib(12)), fib_seq(12));
+    drop_within_a_minute(pool, "dropping the pool waited for a worker that never ran");
+}
+
+/// `build_scoped`: the workers run inside `wrapper`, which borrows from the caller
+/// (here it keeps each worker's thread-local state for the whole run), and every worker
+/// has returned once `build_scoped` did.
+#[test]
+fn build_scoped_runs_workers_inside_the_wrapper() {
+    use std::cell::Cell;
+    use std::sync::Mutex;
+    thread_local! {
+        static TAG: Cell<usize> = const { Cell::new(0) };
+    }
+    let finished = Mutex::new(Vec::new());
+    let result = ThreadPoolBuilder::new()
+        .num_threads(2)
+        .heartbeat_interval(Duration::from_micros(1))
+        .build_scoped(
+            |thread| {
+                let index = thread.index();
+                TAG.with(|tag| tag.set(100 + index));
+                thread.run();
+                finished.lock().unwrap().push(index);
+            },
+            |pool| {
+                let tags = pool.broadcast(|_| TAG.with(Cell::get));
+                (tags, pool.install(|| fib(16)))
+            },
+        )
+        .unwrap();
+    assert_eq!(result, (vec![100, 101], fib_seq(16)));
+    let mut finished = finished.into_inner().unwrap();
+    finished.sort();
+    assert_eq!(finished, [0, 1]);
+}
+
+/// `build_scoped` re-raises a panic of `with_pool` after shutting the pool down, and
+/// reports a build error without calling `with_pool`.
+#[test]
+fn build_scoped_propagates_panics_and_errors() {
+    let caught = std::panic::catch_unwind(|| {
+        ThreadPoolBuilder::new()
+            .num_threads(2)
+            .build_scoped(|thread| thread.run(), |_| panic!("inside with_pool"))
+    });
+    let payload = caught.unwrap_err();
+    assert_eq!(payload.downcast_ref::<&str>(), Some(&"inside with_pool"));
+    let error = ThreadPoolBuilder::new()
+        .heartbeat_interval(Duration::ZERO)
+        .build_scoped(|thread| thread.run(), |_| unreachable!("no pool was built"))
+        .unwrap_err();
+    assert_eq!(
+        error.kind(),
+        ThreadPoolBuildErrorKind::ZeroHeartbeatInterval
+    );
+}
+
+/// `breadth_first` is accepted (deprecated, as in Rayon) and changes nothing.
+#[test]
+#[allow(deprecated)]
+fn breadth_first_is_accepted() {
+    let pool = ThreadPoolBuilder::new()
+        .num_threads(2)
+        .breadth_first()
+        .build()
+        .unwrap();
+    assert_eq!(pool.install(|| fib(14)), fib_seq(14));
+}

@@ -1,0 +1,156 @@
+//! How a pool's worker threads are started: by sumac itself ([`DefaultSpawn`]), or by a
+//! handler the user gives [`ThreadPoolBuilder::spawn_handler`](crate::ThreadPoolBuilder::spawn_handler)
+//! ([`CustomSpawn`]), which receives one [`ThreadBuilder`] per worker and must run it on
+//! a thread of its choosing.
+//!
+//! Either way the pool counts the `ThreadBuilder`s it handed out that have not yet been
+//! dropped (`Registry::unfinished_workers`): a builder is dropped when its worker
+//! returns from [`ThreadBuilder::run`], or unused by a handler. Dropping the pool waits
+//! for that count to reach zero, so it waits for custom-spawned workers as it joins its
+//! own threads, without holding their join handles.
+
+use std::fmt;
+use std::io;
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+use crate::registry::{worker_main, Registry};
+
+/// The state a worker thread needs to run: handed to a
+/// [`spawn_handler`](crate::ThreadPoolBuilder::spawn_handler), which must call
+/// [`run`](ThreadBuilder::run) on a thread of its own.
+///
+/// ```
+/// let pool = sumac::ThreadPoolBuilder::new()
+///     .num_threads(2)
+///     .spawn_handler(|thread| {
+///         std::thread::Builder::new()
+///             .name(format!("my-{}", thread.index()))
+///             .spawn(|| thread.run())?;
+///         Ok(())
+///     })
+///     .build()
+///     .unwrap();
+/// let name = pool.install(|| std::thread::current().name().map(str::to_owned));
+/// assert!(name.unwrap().starts_with("my-"));
+/// ```
+pub struct ThreadBuilder {
+    registry: Arc<Registry>,
+    index: usize,
+    name: String,
+    stack_size: Option<usize>,
+}
+
+impl ThreadBuilder {
+    /// A builder for worker `index` of `registry`, counted as unfinished until dropped.
+    pub(crate) fn new(
+        registry: Arc<Registry>,
+        index: usize,
+        name: String,
+        stack_size: Option<usize>,
+    ) -> ThreadBuilder {
+        registry.worker_handed_out();
+        ThreadBuilder {
+            registry,
+            index,
+            name,
+            stack_size,
+        }
+    }
+
+    /// The index of this worker in its pool (`0..num_threads`).
+    pub fn index(&self) -> usize {
+        self.index
+    }
+
+    /// The name the pool gives this thread: from
+    /// [`thread_name`](crate::ThreadPoolBuilder::thread_name), else `sumac-worker-{index}`.
+    /// (Always `Some`: sumac names every worker; the `Option` is Rayon's signature.)
+    pub fn name(&self) -> Option<&str> {
+        Some(&self.name)
+    }
+
+    /// The stack size set with [`stack_size`](crate::ThreadPoolBuilder::stack_size), if any.
+    pub fn stack_size(&self) -> Option<usize> {
+        self.stack_size
+    }
+
+    /// Runs the worker on the calling thread until the pool shuts down (after the pool
+    /// is dropped and its queued work is done).
+    ///
+    /// A handler must call this on a *new* thread: calling it inside the handler
+    /// itself would block `build` until the pool is dropped, which never happens.
+    pub fn run(self) {
+        worker_main(Arc::clone(&self.registry), self.index);
+    }
+}
+
+impl Drop for ThreadBuilder {
+    fn drop(&mut self) {
+        self.registry.worker_finished();
+    }
+}
+
+impl fmt::Debug for ThreadBuilder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ThreadBuilder")
+            .field("index", &self.index)
+            .field("name", &self.name)
+            .field("stack_size", &self.stack_size)
+            .finish()
+    }
+}
+
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for super::DefaultSpawn {}
+    impl<F> Sealed for super::CustomSpawn<F> {}
+}
+
+/// How a [`ThreadPoolBuilder`](crate::ThreadPoolBuilder) starts worker threads: the
+/// builder's type parameter, either [`DefaultSpawn`] or [`CustomSpawn`] (sealed).
+pub trait ThreadSpawn: sealed::Sealed {
+    /// Starts `thread` (which must eventually [`run`](ThreadBuilder::run)); returns a
+    /// handle when the pool itself should join the thread.
+    #[doc(hidden)]
+    fn spawn(&mut self, thread: ThreadBuilder) -> io::Result<Option<JoinHandle<()>>>;
+}
+
+/// sumac starts each worker with [`std::thread::Builder`] and joins it when the pool is
+/// dropped (the default).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct DefaultSpawn;
+
+impl ThreadSpawn for DefaultSpawn {
+    fn spawn(&mut self, thread: ThreadBuilder) -> io::Result<Option<JoinHandle<()>>> {
+        let mut builder = std::thread::Builder::new().name(thread.name.clone());
+        if let Some(stack_size) = thread.stack_size {
+            builder = builder.stack_size(stack_size);
+        }
+        builder.spawn(move || thread.run()).map(Some)
+    }
+}
+
+/// A user's [`spawn_handler`](crate::ThreadPoolBuilder::spawn_handler) starts each worker.
+pub struct CustomSpawn<F>(F);
+
+impl<F> CustomSpawn<F> {
+    pub(crate) fn new(spawn: F) -> Self {
+        CustomSpawn(spawn)
+    }
+}
+
+impl<F> fmt::Debug for CustomSpawn<F> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("CustomSpawn(..)")
+    }
+}
+
+impl<F> ThreadSpawn for CustomSpawn<F>
+where
+    F: FnMut(ThreadBuilder) -> io::Result<()>,
+{
+    fn spawn(&mut self, thread: ThreadBuilder) -> io::Result<Option<JoinHandle<()>>> {
+        (self.0)(thread).map(|()| None)
+    }
+}
