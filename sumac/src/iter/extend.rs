@@ -2,7 +2,10 @@
 
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap, HashSet, LinkedList, VecDeque};
+use std::ffi::{OsStr, OsString};
 use std::hash::{BuildHasher, Hash};
+use std::rc::Rc;
+use std::sync::Arc;
 
 use super::collect::{collect_list, collect_with_len, concat};
 use super::{FromParallelIterator, IntoParallelIterator, ParallelExtend, ParallelIterator};
@@ -173,6 +176,105 @@ extend_via_list!(impl['a] String, &'a char, where);
 extend_via_list!(impl['a] String, &'a str, where);
 extend_via_list!(impl[] String, String, where);
 extend_via_list!(impl['a] String, Cow<'a, str>, where);
+extend_via_list!(impl[] String, Box<str>, where);
+extend_via_list!(impl['a, T] LinkedList<T>, &'a T, where T: Copy + Send + Sync + 'a);
+extend_via_list!(impl['a] OsString, &'a OsStr, where);
+extend_via_list!(impl[] OsString, OsString, where);
+extend_via_list!(impl['a] OsString, Cow<'a, OsStr>, where);
+
+impl ReserveFor for OsString {
+    fn reserve_for(&mut self, _additional: usize) {}
+}
+impl<T> ReserveFor for LinkedList<T> {
+    fn reserve_for(&mut self, _additional: usize) {}
+}
+
+/// Copies the referenced items (in place when the length is known, as for owned items).
+impl<'a, T: Copy + Send + Sync + 'a> ParallelExtend<&'a T> for Vec<T> {
+    fn par_extend<I>(&mut self, par_iter: I)
+    where
+        I: IntoParallelIterator<Item = &'a T>,
+    {
+        self.par_extend(par_iter.into_par_iter().copied());
+    }
+}
+
+/// Implements `FromParallelIterator` for a shared slice (`Rc<[T]>`, `Arc<[T]>`) through a
+/// `Vec` collected in order.
+macro_rules! collect_shared_slice {
+    ($($(#[$doc:meta])* $ptr:ident),*) => {$(
+        $(#[$doc])*
+        impl<T: Send> FromParallelIterator<T> for $ptr<[T]> {
+            fn from_par_iter<I>(par_iter: I) -> Self
+            where
+                I: IntoParallelIterator<Item = T>,
+            {
+                Vec::from_par_iter(par_iter).into()
+            }
+        }
+    )*};
+}
+
+collect_shared_slice!(
+    /// Collects into a reference-counted slice, in order.
+    ///
+    /// ```
+    /// use sumac::prelude::*;
+    /// let squares: std::rc::Rc<[u32]> = (1..4u32).into_par_iter().map(|x| x * x).collect();
+    /// assert_eq!(&*squares, [1, 4, 9]);
+    /// ```
+    Rc,
+    /// Collects into an atomically reference-counted slice, in order.
+    Arc
+);
+
+/// Implements `FromParallelIterator` for `Box<str>` through a `String`.
+macro_rules! collect_boxed_str {
+    ($([$($g:tt)*] $item:ty),*) => {$(
+        impl<$($g)*> FromParallelIterator<$item> for Box<str> {
+            fn from_par_iter<I>(par_iter: I) -> Self
+            where
+                I: IntoParallelIterator<Item = $item>,
+            {
+                String::from_par_iter(par_iter).into_boxed_str()
+            }
+        }
+    )*};
+}
+
+collect_boxed_str!([] char, ['a] &'a char, ['a] &'a str, ['a] Cow<'a, str>, [] Box<str>, [] String);
+
+/// Collects into an owned `Cow` (as Rayon does): the owned form of `C` collects the items.
+///
+/// ```
+/// use std::borrow::Cow;
+/// use sumac::prelude::*;
+/// let text: Cow<'_, str> = ["a", "b", "c"].par_iter().copied().collect();
+/// assert_eq!(text, "abc");
+/// ```
+impl<'a, C, T> FromParallelIterator<T> for Cow<'a, C>
+where
+    C: ToOwned + ?Sized,
+    C::Owned: FromParallelIterator<T>,
+    T: Send,
+{
+    fn from_par_iter<I>(par_iter: I) -> Self
+    where
+        I: IntoParallelIterator<Item = T>,
+    {
+        Cow::Owned(C::Owned::from_par_iter(par_iter))
+    }
+}
+
+/// Runs the iterator for its side effects.
+impl ParallelExtend<()> for () {
+    fn par_extend<I>(&mut self, par_iter: I)
+    where
+        I: IntoParallelIterator<Item = ()>,
+    {
+        par_iter.into_par_iter().for_each(|()| ());
+    }
+}
 
 /// Runs the iterator for its side effects.
 impl FromParallelIterator<()> for () {

@@ -730,7 +730,7 @@ pub trait ParallelIterator: Sized + Send {
     /// use sumac::iter::Either;
     /// let (numbers, words): (Vec<u32>, Vec<&str>) = ["1", "a", "22", "b"]
     ///     .par_iter()
-    ///     .partition_map(|s| match s.parse() {
+    ///     .partition_map(|s| match s.parse::<u32>() {
     ///         Ok(n) => Either::Left(n),
     ///         Err(_) => Either::Right(*s),
     ///     });

@@ -49,7 +49,7 @@ macro_rules! multizip {
             $($rest: IndexedParallelIterator,)+
         {
             type Item = ($first::Item, $($rest::Item),+);
-            fn drive_unindexed<K: Consumer<Self::Item>>(self, consumer: K) -> K::Result {
+            fn drive_unindexed<Con: Consumer<Self::Item>>(self, consumer: Con) -> Con::Result {
                 super::drive_indexed(self, consumer)
             }
             fn opt_len(&self) -> Option<usize> {
@@ -81,3 +81,9 @@ multizip!(A, B, C => |((a, b), c)| (a, b, c));
 multizip!(A, B, C, D => |(((a, b), c), d)| (a, b, c, d));
 multizip!(A, B, C, D, E => |((((a, b), c), d), e)| (a, b, c, d, e));
 multizip!(A, B, C, D, E, F => |(((((a, b), c), d), e), f)| (a, b, c, d, e, f));
+multizip!(A, B, C, D, E, F, G => |((((((a, b), c), d), e), f), g)| (a, b, c, d, e, f, g));
+multizip!(A, B, C, D, E, F, G, H => |(((((((a, b), c), d), e), f), g), h)| (a, b, c, d, e, f, g, h));
+multizip!(A, B, C, D, E, F, G, H, I => |((((((((a, b), c), d), e), f), g), h), i)| (a, b, c, d, e, f, g, h, i));
+multizip!(A, B, C, D, E, F, G, H, I, J => |(((((((((a, b), c), d), e), f), g), h), i), j)| (a, b, c, d, e, f, g, h, i, j));
+multizip!(A, B, C, D, E, F, G, H, I, J, K => |((((((((((a, b), c), d), e), f), g), h), i), j), k)| (a, b, c, d, e, f, g, h, i, j, k));
+multizip!(A, B, C, D, E, F, G, H, I, J, K, L => |(((((((((((a, b), c), d), e), f), g), h), i), j), k), l)| (a, b, c, d, e, f, g, h, i, j, k, l));

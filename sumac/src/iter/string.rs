@@ -181,6 +181,20 @@ pub trait ParallelString {
             text: self.as_parallel_string(),
         }
     }
+
+    /// The words of the string between ASCII whitespace, like
+    /// [`str::split_ascii_whitespace`] (other Unicode spaces stay inside words).
+    ///
+    /// ```
+    /// use sumac::prelude::*;
+    /// let v: Vec<&str> = " a\u{a0}b \tc ".par_split_ascii_whitespace().collect();
+    /// assert_eq!(v, ["a\u{a0}b", "c"]);
+    /// ```
+    fn par_split_ascii_whitespace(&self) -> SplitAsciiWhitespace<'_> {
+        SplitAsciiWhitespace {
+            text: self.as_parallel_string(),
+        }
+    }
 }
 
 impl ParallelString for str {
@@ -328,8 +342,18 @@ impl<'a> PartKind<&'a str> for LinesKind {
 }
 
 #[derive(Clone, Copy)]
-struct WordsKind;
-impl<'a> PartKind<&'a str> for WordsKind {
+struct WordsKind<const ASCII: bool>;
+impl<const ASCII: bool> WordsKind<ASCII> {
+    /// Whether `c` separates words: any Unicode whitespace, or only ASCII whitespace.
+    fn is_space(c: char) -> bool {
+        if ASCII {
+            c.is_ascii_whitespace()
+        } else {
+            c.is_whitespace()
+        }
+    }
+}
+impl<'a, const ASCII: bool> PartKind<&'a str> for WordsKind<ASCII> {
     type Part = &'a str;
     fn first_start(self, text: &'a str, lo: usize, hi: usize) -> Option<usize> {
         let from = ceil_boundary(text, lo);
@@ -337,12 +361,12 @@ impl<'a> PartKind<&'a str> for WordsKind {
         let mut in_word = text[..from]
             .chars()
             .next_back()
-            .is_some_and(|c| !c.is_whitespace());
+            .is_some_and(|c| !Self::is_space(c));
         for (i, c) in text[from..].char_indices() {
             if from + i >= hi {
                 return None;
             }
-            if c.is_whitespace() {
+            if Self::is_space(c) {
                 in_word = false;
             } else if !in_word {
                 return Some(from + i);
@@ -351,9 +375,13 @@ impl<'a> PartKind<&'a str> for WordsKind {
         None
     }
     fn parts_from(self, text: &'a str, from: usize) -> impl Iterator<Item = (usize, &'a str)> {
-        text[from..]
-            .split_whitespace()
-            .map(move |word| (start_in(text, word), word))
+        let rest = &text[from..];
+        let words = if ASCII {
+            Either::Left(rest.split_ascii_whitespace())
+        } else {
+            Either::Right(rest.split_whitespace())
+        };
+        words.map(move |word| (start_in(text, word), word))
     }
 }
 
@@ -458,7 +486,11 @@ parts_iterator!(
 );
 parts_iterator!(
     /// The iterator returned by [`ParallelString::par_split_whitespace`].
-    SplitWhitespace<'a> { text: &'a str } where [] => &'a str, |_this| WordsKind
+    SplitWhitespace<'a> { text: &'a str } where [] => &'a str, |_this| WordsKind::<false>
+);
+parts_iterator!(
+    /// The iterator returned by [`ParallelString::par_split_ascii_whitespace`].
+    SplitAsciiWhitespace<'a> { text: &'a str } where [] => &'a str, |_this| WordsKind::<true>
 );
 parts_iterator!(
     /// The iterator returned by [`ParallelString::par_split`].
