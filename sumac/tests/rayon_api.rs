@@ -11,17 +11,16 @@ use std::sync::Arc;
 
 use sumac::prelude::*;
 
-fn pool() -> sumac::ThreadPool {
-    sumac::ThreadPoolBuilder::new()
-        .num_threads(2)
-        .heartbeat_interval(std::time::Duration::from_micros(1))
-        .build()
-        .unwrap()
+mod common;
+
+/// The shared 4-thread pool with a 1 µs heartbeat whose loops are forced to split every
+/// few items.
+fn pool() -> &'static sumac::ThreadPool {
+    common::forced_split_pool()
 }
 
 #[test]
 fn twelve_iterators_in_lock_step_stop_at_the_shortest() {
-    sumac::iter::plumbing::hooks::force_splits(2);
     let pool = pool();
     for shortest in [0usize, 1, 2, 7, 40, 300] {
         let v: Vec<u32> = (0..400).collect();
@@ -76,7 +75,6 @@ fn twelve_iterators_in_lock_step_stop_at_the_shortest() {
             .collect();
         assert_eq!(got, expected, "shortest = {shortest}");
     }
-    sumac::iter::plumbing::hooks::force_splits(0);
 }
 
 #[test]
@@ -144,4 +142,28 @@ fn collections_of_every_kind_keep_the_order() {
         }));
         assert_eq!(ran.into_inner(), 100);
     });
+}
+
+#[test]
+fn array_windows_match_std_windows() {
+    let pool = pool();
+    for len in [0usize, 1, 2, 3, 4, 5, 17, 300] {
+        let v: Vec<u32> = (0..len as u32).map(|x| x * x + 1).collect();
+        pool.install(|| {
+            let got: Vec<&[u32; 3]> = v.par_array_windows::<3>().collect();
+            let expected: Vec<&[u32]> = v.windows(3).collect();
+            assert_eq!(got.len(), expected.len(), "len {len}");
+            assert!(got.iter().zip(&expected).all(|(a, b)| a[..] == b[..]));
+            let reversed: Vec<u32> = v.par_array_windows().rev().map(|&[a, b]| b - a).collect();
+            let expected: Vec<u32> = v.windows(2).rev().map(|w| w[1] - w[0]).collect();
+            assert_eq!(reversed, expected, "len {len}");
+            assert_eq!(v.par_array_windows::<1>().len(), len);
+        });
+    }
+}
+
+#[test]
+#[should_panic(expected = "window size must not be zero")]
+fn array_windows_of_zero_items_panic() {
+    let _ = [1, 2, 3].par_array_windows::<0>();
 }

@@ -21,7 +21,12 @@ use super::{IndexedParallelIterator, IntoParallelIterator, ParallelIterator};
 macro_rules! slice_iterator {
     (impl<$lt:lifetime, T: $bound:ident> $ty:ty, item = $item:ty, len = |$s:ident| $len:expr,
      producer = |$p:ident| $make:expr) => {
-        impl<$lt, T: $bound + $lt> ParallelIterator for $ty {
+        slice_iterator!(impl<$lt, T: $bound> $ty, const, item = $item, len = |$s| $len,
+            producer = |$p| $make);
+    };
+    (impl<$lt:lifetime, T: $bound:ident> $ty:ty, const $($n:ident)?, item = $item:ty,
+     len = |$s:ident| $len:expr, producer = |$p:ident| $make:expr) => {
+        impl<$lt, T: $bound + $lt $(, const $n: usize)?> ParallelIterator for $ty {
             type Item = $item;
             fn drive_unindexed<C: Consumer<$item>>(self, consumer: C) -> C::Result {
                 let $p = self;
@@ -32,7 +37,7 @@ macro_rules! slice_iterator {
             }
         }
 
-        impl<$lt, T: $bound + $lt> IndexedParallelIterator for $ty {
+        impl<$lt, T: $bound + $lt $(, const $n: usize)?> IndexedParallelIterator for $ty {
             fn len(&self) -> usize {
                 let $s = self;
                 $len
@@ -508,6 +513,56 @@ impl<'data, T: Sync> Producer for WindowsProducer<'data, T> {
                 slice: &self.slice[right_start..],
             },
         )
+    }
+}
+
+/// The iterator returned by [`par_array_windows`](crate::slice::ParallelSlice::par_array_windows):
+/// [`Windows`] of `N` items, as arrays.
+#[derive(Debug)]
+#[must_use = "parallel iterators are lazy and do nothing unless consumed"]
+pub struct ArrayWindows<'data, T, const N: usize> {
+    slice: &'data [T],
+}
+
+impl<T, const N: usize> Clone for ArrayWindows<'_, T, N> {
+    fn clone(&self) -> Self {
+        ArrayWindows { slice: self.slice }
+    }
+}
+
+impl<'data, T, const N: usize> ArrayWindows<'data, T, N> {
+    pub(crate) fn new(slice: &'data [T]) -> Self {
+        assert!(N != 0, "window size must not be zero");
+        ArrayWindows { slice }
+    }
+}
+
+slice_iterator!(impl<'data, T: Sync> ArrayWindows<'data, T, N>, const N, item = &'data [T; N],
+    len = |s| s.slice.len().saturating_sub(N - 1),
+    producer = |p| ArrayWindowsProducer::<T, N>(WindowsProducer { size: N, slice: p.slice }));
+
+/// [`WindowsProducer`] whose windows are seen as arrays.
+struct ArrayWindowsProducer<'data, T, const N: usize>(WindowsProducer<'data, T>);
+
+/// A window of `N` items as an array (every window of an [`ArrayWindowsProducer`] has `N`).
+fn as_array<T, const N: usize>(window: &[T]) -> &[T; N] {
+    window
+        .try_into()
+        .expect("every window holds exactly N items")
+}
+
+impl<'data, T: Sync, const N: usize> Producer for ArrayWindowsProducer<'data, T, N> {
+    type Item = &'data [T; N];
+    type IntoIter = std::iter::Map<std::slice::Windows<'data, T>, fn(&'data [T]) -> &'data [T; N]>;
+    fn len(&self) -> usize {
+        self.0.len()
+    }
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.into_iter().map(as_array::<T, N>)
+    }
+    fn split_at(self, index: usize) -> (Self, Self) {
+        let (left, right) = self.0.split_at(index);
+        (ArrayWindowsProducer(left), ArrayWindowsProducer(right))
     }
 }
 

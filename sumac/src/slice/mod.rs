@@ -23,9 +23,9 @@ mod mergesort;
 mod quicksort;
 
 pub use crate::iter::slice::{
-    ChunkBy, ChunkByMut, Chunks, ChunksExact, ChunksExactMut, ChunksMut, Iter, IterMut, RChunks,
-    RChunksExact, RChunksExactMut, RChunksMut, Split, SplitInclusive, SplitInclusiveMut, SplitMut,
-    Windows,
+    ArrayWindows, ChunkBy, ChunkByMut, Chunks, ChunksExact, ChunksExactMut, ChunksMut, Iter,
+    IterMut, RChunks, RChunksExact, RChunksExactMut, RChunksMut, Split, SplitInclusive,
+    SplitInclusiveMut, SplitMut, Windows,
 };
 
 /// Parallel methods on shared slices.
@@ -57,6 +57,21 @@ pub trait ParallelSlice<T: Sync> {
     /// If `window_size` is 0.
     fn par_windows(&self, window_size: usize) -> Windows<'_, T> {
         Windows::new(self.as_parallel_slice(), window_size)
+    }
+
+    /// A parallel iterator over all overlapping windows of `N` items, as arrays.
+    ///
+    /// ```
+    /// use sumac::prelude::*;
+    /// let v = [1, 2, 4, 8];
+    /// let steps: Vec<i32> = v.par_array_windows().map(|&[a, b]| b - a).collect();
+    /// assert_eq!(steps, [1, 2, 4]);
+    /// ```
+    ///
+    /// # Panics
+    /// If `N` is 0.
+    fn par_array_windows<const N: usize>(&self) -> ArrayWindows<'_, T, N> {
+        ArrayWindows::new(self.as_parallel_slice())
     }
 
     /// A parallel iterator over non-overlapping chunks of exactly `chunk_size` items,
