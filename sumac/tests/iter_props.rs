@@ -30,6 +30,24 @@ fn small_vec() -> impl Strategy<Value = Vec<i32>> {
     prop::collection::vec(-1000i32..1000, 0..300)
 }
 
+/// The items with a clone of `sep` between every two adjacent ones (itertools'
+/// `intersperse`).
+fn interspersed<T: Clone>(items: impl IntoIterator<Item = T>, sep: T) -> Vec<T> {
+    let mut out = Vec::new();
+    for item in items {
+        if !out.is_empty() {
+            out.push(sep.clone());
+        }
+        out.push(item);
+    }
+    out
+}
+
+/// Masks of up to 300 positions, from almost all set to almost none.
+fn sparse_mask() -> impl Strategy<Value = Vec<bool>> {
+    (0.0f64..1.0).prop_flat_map(|p| prop::collection::vec(prop::bool::weighted(p * p), 0..300))
+}
+
 proptest! {
     #![proptest_config(config())]
 
@@ -425,6 +443,7 @@ proptest! {
             prop_assert_eq!(text.par_bytes().collect::<Vec<_>>(), text.bytes().collect::<Vec<_>>());
             prop_assert_eq!(text.par_lines().collect::<Vec<_>>(), text.lines().collect::<Vec<_>>());
             prop_assert_eq!(text.par_split_whitespace().collect::<Vec<_>>(), text.split_whitespace().collect::<Vec<_>>());
+            prop_assert_eq!(text.par_split_ascii_whitespace().collect::<Vec<_>>(), text.split_ascii_whitespace().collect::<Vec<_>>());
             prop_assert_eq!(text.par_split(',').collect::<Vec<_>>(), text.split(',').collect::<Vec<_>>());
             prop_assert_eq!(text.par_split(['\n', 'é']).collect::<Vec<_>>(), text.split(['\n', 'é']).collect::<Vec<_>>());
             prop_assert_eq!(text.par_split(&['a', ' '][..]).collect::<Vec<_>>(), text.split(&['a', ' '][..]).collect::<Vec<_>>());
@@ -732,6 +751,132 @@ proptest! {
                 .collect();
             let seq: Vec<usize> = (0..n).map(|i| (0..m).map(|j| i * j).sum::<usize>()).collect();
             prop_assert_eq!(par, seq);
+            Ok(())
+        })?;
+    }
+
+    #[test]
+    fn intersperse_unindexed(keep in sparse_mask(), m in 2i64..9) {
+        on_pool(|| {
+            let n = keep.len();
+            // Unindexed: the kept positions, many pieces of them empty when the mask is
+            // sparse. Separators are negative, items are not.
+            let kept = || (0..n).into_par_iter().filter(|&i| keep[i]).map(|i| i as i64);
+            let seq_kept: Vec<i64> = (0..n).filter(|&i| keep[i]).map(|i| i as i64).collect();
+            let seq = interspersed(seq_kept.iter().copied(), -1);
+            prop_assert_eq!(kept().intersperse(-1).collect::<Vec<_>>(), seq.clone());
+            prop_assert_eq!(kept().intersperse(-1).opt_len(), None);
+            prop_assert_eq!(kept().intersperse(-1).count(), seq.len());
+            prop_assert_eq!(
+                kept().intersperse(-1).collect_vec_list().into_iter().flatten().collect::<Vec<_>>(),
+                seq.clone()
+            );
+            // A stray separator at either end, or a missing one, changes these answers.
+            let hit = |x: &i64| *x < 0 || x % m == 1;
+            prop_assert_eq!(kept().intersperse(-1).find_first(hit), seq.iter().copied().find(hit));
+            prop_assert_eq!(kept().intersperse(-1).find_last(hit), seq.iter().copied().rev().find(hit));
+            prop_assert_eq!(
+                kept().intersperse(-1).find_first(|x| *x < 0),
+                seq.iter().copied().find(|x| *x < 0)
+            );
+            prop_assert_eq!(
+                kept().intersperse(-1).find_last(|x| *x < 0),
+                seq.iter().copied().rev().find(|x| *x < 0)
+            );
+            // A non-commutative reduction.
+            let words = || kept().map(|i| i.to_string()).intersperse(String::from(","));
+            let seq_joined = seq_kept.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(",");
+            prop_assert_eq!(words().reduce(String::new, |a, b| a + &b), seq_joined.clone());
+            prop_assert_eq!(words().collect::<String>(), seq_joined);
+            prop_assert_eq!(kept().intersperse(-1).sum::<i64>(), seq.iter().sum::<i64>());
+            // Pieces that produce several items each, or none.
+            prop_assert_eq!(
+                kept().flat_map_iter(|i| 0..i % m).intersperse(-1).collect::<Vec<_>>(),
+                interspersed(seq_kept.iter().flat_map(|&i| 0..i % m), -1)
+            );
+            prop_assert_eq!(
+                kept().flat_map(|i| (0..i % m).into_par_iter()).intersperse(-1).collect::<Vec<_>>(),
+                interspersed(seq_kept.iter().flat_map(|&i| 0..i % m), -1)
+            );
+            prop_assert_eq!(
+                kept().chain(kept().map(|i| i + 1000)).intersperse(-1).collect::<Vec<_>>(),
+                interspersed(seq_kept.iter().copied().chain(seq_kept.iter().map(|i| i + 1000)), -1)
+            );
+            // No positions at all (every piece spans none): the order of the items is
+            // not kept, but separators still alternate with them.
+            let bridged: Vec<i64> = seq_kept.clone().into_iter().par_bridge().intersperse(-1).collect();
+            prop_assert_eq!(bridged.len(), seq.len());
+            prop_assert!(bridged.iter().enumerate().all(|(i, &x)| (x < 0) == (i % 2 == 1)));
+            let mut items: Vec<i64> = bridged.into_iter().filter(|&x| x >= 0).collect();
+            items.sort_unstable();
+            prop_assert_eq!(items, seq_kept.clone());
+            // Twice: the outer one sees the inner one's items and separators.
+            prop_assert_eq!(
+                kept().intersperse(-1).intersperse(-2).collect::<Vec<_>>(),
+                interspersed(seq.iter().copied(), -2)
+            );
+            Ok(())
+        })?;
+    }
+
+    #[test]
+    fn intersperse_indexed(v in small_vec(), k in 0usize..700, m in 2i32..9) {
+        on_pool(|| {
+            let sep = i32::MIN;
+            let seq = interspersed(v.iter().copied(), sep);
+            let it = || v.par_iter().copied().intersperse(sep);
+            prop_assert_eq!(it().len(), seq.len());
+            prop_assert_eq!(it().opt_len(), Some(seq.len()));
+            // In place, through the consumer side (the base's positions, doubled).
+            prop_assert_eq!(it().collect::<Vec<_>>(), seq.clone());
+            let mut target = vec![7; 3];
+            it().collect_into_vec(&mut target);
+            prop_assert_eq!(&target, &seq);
+            // Through the producer.
+            prop_assert_eq!(it().rev().collect::<Vec<_>>(), seq.iter().rev().copied().collect::<Vec<_>>());
+            prop_assert_eq!(
+                it().enumerate().collect::<Vec<_>>(),
+                seq.iter().copied().enumerate().collect::<Vec<_>>()
+            );
+            prop_assert_eq!(
+                it().zip(0..k).rev().collect::<Vec<_>>(),
+                seq.iter().copied().zip(0..k).rev().collect::<Vec<_>>()
+            );
+            prop_assert_eq!(
+                it().skip(k / 3).take(k).collect::<Vec<_>>(),
+                seq.iter().copied().skip(k / 3).take(k).collect::<Vec<_>>()
+            );
+            prop_assert_eq!(
+                it().with_max_len(1 + k % 3).step_by(1 + k % 4).collect::<Vec<_>>(),
+                seq.iter().copied().step_by(1 + k % 4).collect::<Vec<_>>()
+            );
+            prop_assert_eq!(it().position_first(|x| x == sep), seq.iter().position(|&x| x == sep));
+            prop_assert_eq!(it().position_last(|x| x == sep), seq.iter().rposition(|&x| x == sep));
+            let hit = |x: &i32| *x == sep || x % m == 1;
+            prop_assert_eq!(it().find_first(hit), seq.iter().copied().find(hit));
+            prop_assert_eq!(it().find_last(hit), seq.iter().copied().rev().find(hit));
+            let words = || v.par_iter().map(|x| x.to_string()).intersperse(String::from(","));
+            prop_assert_eq!(
+                words().reduce(String::new, |a, b| a + &b),
+                v.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(",")
+            );
+            prop_assert_eq!(
+                words().rev().reduce(String::new, |a, b| a + &b),
+                v.iter().rev().map(|x| x.to_string()).collect::<Vec<_>>().join(",")
+            );
+            // Nested, and after other indexed adaptors: still exact positions.
+            let twice = interspersed(seq.iter().copied(), 0);
+            prop_assert_eq!(it().intersperse(0).collect::<Vec<_>>(), twice.clone());
+            prop_assert_eq!(it().intersperse(0).rev().collect::<Vec<_>>(),
+                twice.iter().rev().copied().collect::<Vec<_>>());
+            prop_assert_eq!(
+                v.par_iter().copied().rev().skip(k / 5).intersperse(sep).collect::<Vec<_>>(),
+                interspersed(v.iter().copied().rev().skip(k / 5), sep)
+            );
+            prop_assert_eq!(
+                v.par_iter().copied().intersperse(sep).chain(v.par_iter().copied()).collect::<Vec<_>>(),
+                seq.iter().chain(&v).copied().collect::<Vec<_>>()
+            );
             Ok(())
         })?;
     }

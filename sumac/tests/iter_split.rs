@@ -375,3 +375,151 @@ fn interleaved(a: &[usize], b: &[usize], shortest: bool) -> Vec<usize> {
         }
     }
 }
+
+/// Cuts a producer into pieces at every position whose bit is set in `cuts` (bit `i`:
+/// a cut after output `i`), peeling pieces off the left end or off the right end, and
+/// reads the pieces forwards, backwards, or from both ends in turns.
+struct Cuts {
+    cuts: u64,
+    from_right: bool,
+}
+
+impl<T> ProducerCallback<T> for Cuts {
+    type Output = Vec<T>;
+    fn callback<P: Producer<Item = T>>(self, p: P) -> Vec<T> {
+        let n = p.len();
+        let points: Vec<usize> = (1..n).filter(|&i| self.cuts >> (i - 1) & 1 == 1).collect();
+        let mut pieces: Vec<P> = Vec::new();
+        if self.from_right {
+            let mut rest = p;
+            for &at in points.iter().rev() {
+                let (l, r) = rest.split_at(at);
+                assert_eq!(r.len(), n - at - pieces.iter().map(P::len).sum::<usize>());
+                pieces.push(r);
+                rest = l;
+            }
+            pieces.push(rest);
+            pieces.reverse();
+        } else {
+            let mut rest = p;
+            let mut done = 0;
+            for &at in &points {
+                let (l, r) = rest.split_at(at - done);
+                assert_eq!(l.len(), at - done);
+                pieces.push(l);
+                rest = r;
+                done = at;
+            }
+            pieces.push(rest);
+        }
+        let mut out = Vec::new();
+        for (i, piece) in pieces.into_iter().enumerate() {
+            let len = piece.len();
+            let mut it = piece.into_iter();
+            assert_eq!(it.len(), len);
+            let items: Vec<T> = match i % 3 {
+                0 => it.collect(),
+                1 => {
+                    let mut v: Vec<T> = it.rev().collect();
+                    v.reverse();
+                    v
+                }
+                _ => {
+                    let (mut front, mut back) = (Vec::new(), Vec::new());
+                    for step in 0.. {
+                        assert_eq!(it.len(), len - front.len() - back.len());
+                        let next = if step % 2 == 0 {
+                            it.next()
+                        } else {
+                            it.next_back()
+                        };
+                        match next {
+                            Some(x) if step % 2 == 0 => front.push(x),
+                            Some(x) => back.push(x),
+                            None => break,
+                        }
+                    }
+                    assert!(it.next().is_none() && it.next_back().is_none());
+                    back.reverse();
+                    front.extend(back);
+                    front
+                }
+            };
+            assert_eq!(items.len(), len);
+            out.extend(items);
+        }
+        out
+    }
+}
+
+/// `items` with a clone of `sep` between every two adjacent ones.
+fn interspersed<T: Clone>(items: &[T], sep: T) -> Vec<T> {
+    let mut out = Vec::new();
+    for item in items {
+        if !out.is_empty() {
+            out.push(sep.clone());
+        }
+        out.push(item.clone());
+    }
+    out
+}
+
+/// Checks every way of cutting `make()`'s producer into pieces.
+fn check_all_cuts<I, F>(make: F, expected: &[I::Item])
+where
+    F: Fn() -> I,
+    I: IndexedParallelIterator,
+    I::Item: PartialEq + Debug,
+{
+    let n = expected.len();
+    assert!(n <= 16, "too many ways to cut {n} items");
+    for cuts in 0..1u64 << n.saturating_sub(1) {
+        for from_right in [false, true] {
+            let got = make().with_producer(Cuts { cuts, from_right });
+            assert_eq!(
+                got, expected,
+                "cuts {cuts:#b} (from the right: {from_right})"
+            );
+        }
+    }
+}
+
+#[test]
+fn intersperse() {
+    setup();
+    for n in 0..=8usize {
+        let v: Vec<usize> = (0..n).map(|x| x * 3 + 1).collect();
+        let e = interspersed(&v, 0);
+        assert_eq!(e.len(), (2 * n).saturating_sub(1));
+        check(|| v.par_iter().copied().intersperse(0), &e);
+        check_all_cuts(|| v.par_iter().copied().intersperse(0), &e);
+        let rev: Vec<usize> = e.iter().rev().copied().collect();
+        check(|| v.par_iter().copied().intersperse(0).rev(), &rev);
+        check(|| v.par_iter().copied().rev().intersperse(0), &rev);
+        let e2: Vec<(usize, usize)> = e.iter().copied().enumerate().collect();
+        check(|| v.par_iter().copied().intersperse(0).enumerate(), &e2);
+        let strings: Vec<String> = v.iter().map(|x| x.to_string()).collect();
+        let e3 = interspersed(&strings, String::from("-"));
+        check(
+            || {
+                strings
+                    .clone()
+                    .into_par_iter()
+                    .intersperse(String::from("-"))
+            },
+            &e3,
+        );
+        // Separators of separators: pieces that start or end inside the inner ones.
+        let e4 = interspersed(&e, 1000);
+        check(
+            || v.par_iter().copied().intersperse(0).intersperse(1000),
+            &e4,
+        );
+        if n <= 4 {
+            check_all_cuts(
+                || v.par_iter().copied().intersperse(0).intersperse(1000),
+                &e4,
+            );
+        }
+    }
+}

@@ -6,6 +6,7 @@
 use std::borrow::Cow;
 use std::collections::LinkedList;
 use std::ffi::{OsStr, OsString};
+use std::ops::Range;
 use std::rc::Rc;
 use std::sync::Arc;
 
@@ -166,4 +167,149 @@ fn array_windows_match_std_windows() {
 #[should_panic(expected = "window size must not be zero")]
 fn array_windows_of_zero_items_panic() {
     let _ = [1, 2, 3].par_array_windows::<0>();
+}
+
+/// Cuts a range in halves while it is longer than `limit`.
+fn halve(
+    limit: usize,
+) -> impl Fn(Range<usize>) -> (Range<usize>, Option<Range<usize>>) + Sync + Send {
+    move |r| {
+        if r.len() <= limit {
+            return (r, None);
+        }
+        let mid = r.start + r.len() / 2;
+        (r.start..mid, Some(mid..r.end))
+    }
+}
+
+/// `iter::split`'s pieces tile the data in order whatever the scheduler cut, each piece
+/// is one the splitter made, and ordered consumers see them in order.
+#[test]
+fn split_pieces_tile_the_data_in_order() {
+    let pool = pool();
+    for (len, limit) in [
+        (0, 1),
+        (1, 1),
+        (2, 1),
+        (7, 2),
+        (100, 1),
+        (1000, 10),
+        (5000, 3),
+    ] {
+        pool.install(|| {
+            let pieces: Vec<Range<usize>> = sumac::iter::split(0..len, halve(limit)).collect();
+            assert_eq!(pieces.first().map(|r| r.start), Some(0));
+            assert_eq!(pieces.last().map(|r| r.end), Some(len));
+            assert!(pieces
+                .windows(2)
+                .all(|w| w[0].end == w[1].start && !w[1].is_empty()));
+            let items: Vec<usize> = sumac::iter::split(0..len, halve(limit))
+                .flat_map_iter(|r| r)
+                .collect();
+            assert_eq!(items, (0..len).collect::<Vec<_>>());
+            let first_big =
+                sumac::iter::split(0..len, halve(limit)).find_first(|r| r.end > len / 2);
+            assert!(first_big.is_none_or(|r| r.start <= len / 2 && r.end > len / 2));
+            // A non-commutative reduction: the pieces' bounds, concatenated in order,
+            // must tile 0..len (a cut need not be the same twice, so compare tilings).
+            let text = sumac::iter::split(0..len, halve(limit))
+                .map(|r| format!("{}-{};", r.start, r.end))
+                .reduce(String::new, |a, b| a + &b);
+            let bounds: Vec<usize> = text
+                .split(';')
+                .filter(|s| !s.is_empty())
+                .flat_map(|s| s.split('-').map(|n| n.parse::<usize>().unwrap()))
+                .collect();
+            assert_eq!(bounds.first(), Some(&0));
+            assert_eq!(bounds.last(), Some(&len));
+            assert!(bounds
+                .chunks(2)
+                .zip(bounds.chunks(2).skip(1))
+                .all(|(a, b)| a[1] == b[0]));
+        });
+    }
+}
+
+/// A one-thread pool never cuts; a pool of four cuts at least into four pieces at once
+/// (the eager budget), when the splitter allows it.
+#[test]
+fn split_cuts_for_the_pool_size() {
+    let one = sumac::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .unwrap();
+    let pieces = one.install(|| sumac::iter::split(0..1000usize, halve(1)).count());
+    assert_eq!(pieces, 1);
+    let four = sumac::ThreadPoolBuilder::new()
+        .num_threads(4)
+        .build()
+        .unwrap();
+    let pieces = four.install(|| sumac::iter::split(0..1000usize, halve(1)).count());
+    assert!(pieces >= 4, "only {pieces} pieces on four workers");
+    let pieces = four.install(|| sumac::iter::split(0..1000usize, halve(600)).count());
+    assert_eq!(pieces, 2, "the splitter's own limit is respected");
+}
+
+/// A splitter that peels off one element at a time, on a pool whose heartbeat fires
+/// every microsecond and whose loops split constantly, with small stacks: the cuts made
+/// at heartbeats are rationed, so the nesting stays shallow.
+#[test]
+fn split_peeling_one_at_a_time_does_not_nest_deeply() {
+    let pool = sumac::ThreadPoolBuilder::new()
+        .num_threads(3)
+        .heartbeat_interval(std::time::Duration::from_micros(1))
+        .stack_size(256 * 1024)
+        .build()
+        .unwrap();
+    let peel = |r: Range<usize>| {
+        if r.len() <= 1 {
+            (r, None)
+        } else {
+            (r.start..r.start + 1, Some(r.start + 1..r.end))
+        }
+    };
+    // The shared pool's first use forces loops (and cuts) to split constantly.
+    let _ = common::forced_split_pool();
+    for _ in 0..5 {
+        let total: usize = pool.install(|| {
+            sumac::iter::split(0..200_000usize, peel)
+                .map(|r| r.map(|x| x % 7).sum::<usize>())
+                .sum()
+        });
+        assert_eq!(total, (0..200_000).map(|x| x % 7).sum());
+    }
+}
+
+#[test]
+fn split_propagates_a_splitter_panic() {
+    let pool = pool();
+    let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        pool.install(|| {
+            sumac::iter::split(0..1000usize, |r: Range<usize>| {
+                // The second half is cut eagerly on a 4-worker pool.
+                if r.start >= 500 {
+                    panic!("splitter gave up");
+                }
+                halve(1)(r)
+            })
+            .count()
+        })
+    }));
+    assert_eq!(
+        caught.unwrap_err().downcast_ref::<&str>(),
+        Some(&"splitter gave up")
+    );
+}
+
+/// Rayon's deprecated `find` and `position` still compile (with a warning) and answer
+/// like `find_any` and `position_any`.
+#[test]
+#[allow(deprecated)]
+fn deprecated_rayon_searches_still_answer() {
+    let v: Vec<u32> = (0..1000).collect();
+    pool().install(|| {
+        assert_eq!(v.par_iter().find(|&&x| x == 777), Some(&777));
+        assert_eq!(v.par_iter().position(|&x| x == 321), Some(321));
+        assert_eq!(v.par_iter().find(|&&x| x > 5000), None);
+    });
 }

@@ -55,6 +55,7 @@ mod flat_map;
 mod fold;
 mod halt;
 mod indexed;
+mod intersperse;
 mod map;
 mod multizip;
 pub mod option;
@@ -65,6 +66,7 @@ pub mod range_inclusive;
 mod reduce;
 mod repeat;
 pub mod slice;
+mod split;
 pub(crate) mod string;
 mod unzip;
 pub mod vec;
@@ -80,6 +82,7 @@ pub use self::halt::{PanicFuse, SkipAny, SkipAnyWhile, TakeAny, TakeAnyWhile, Wh
 pub use self::indexed::{
     Enumerate, Interleave, InterleaveShortest, MaxLen, MinLen, Rev, Skip, StepBy, Take, Zip,
 };
+pub use self::intersperse::Intersperse;
 
 /// The iterator returned by [`IndexedParallelIterator::zip_eq`]: a [`Zip`] whose two
 /// sides were checked to have the same length.
@@ -88,6 +91,7 @@ pub use self::map::{Cloned, Copied, Inspect, Map, MapInit, MapWith, Update};
 pub use self::multizip::MultiZip;
 pub use self::par_bridge::{IterBridge, ParallelBridge};
 pub use self::repeat::{empty, once, repeat, repeat_n, repeatn, Empty, Once, Repeat, RepeatN};
+pub use self::split::{split, Split};
 pub use self::walk_tree::{
     walk_tree, walk_tree_postfix, walk_tree_prefix, WalkTree, WalkTreePostfix, WalkTreePrefix,
 };
@@ -544,6 +548,18 @@ pub trait ParallelIterator: Sized + Send {
         P: Fn(&Self::Item) -> bool + Sync + Send,
     {
         find::find(self, &predicate, find::Mode::Any)
+    }
+
+    /// [`find_any`](ParallelIterator::find_any), under the name Rayon deprecated (kept
+    /// so that code written for Rayon compiles, with the same warning).
+    #[doc(hidden)]
+    #[deprecated(note = "parallel `find` does not search in order: use `find_any`, \
+                         `find_first` or `find_last`")]
+    fn find<P>(self, predicate: P) -> Option<Self::Item>
+    where
+        P: Fn(&Self::Item) -> bool + Sync + Send,
+    {
+        self.find_any(predicate)
     }
 
     /// Applies `predicate` to the items and returns any `Some` result, stopping early
@@ -1027,6 +1043,35 @@ pub trait ParallelIterator: Sized + Send {
     {
         Chain::new(self, chain.into_par_iter())
     }
+
+    /// Puts a clone of `element` between every two adjacent items: no separator before
+    /// the first item or after the last, none at all for fewer than two items, however
+    /// the loop is split (also after adaptors such as `filter` that leave pieces empty).
+    /// Over an indexed iterator of `n` items the result is indexed too, with `2n - 1`
+    /// items (0 for `n` = 0), so it collects in place and can be reversed or zipped.
+    ///
+    /// ```
+    /// use sumac::prelude::*;
+    /// let v: Vec<i32> = (1..4).into_par_iter().intersperse(0).collect();
+    /// assert_eq!(v, [1, 0, 2, 0, 3]);
+    /// let odd: Vec<i32> = (0..8).into_par_iter().filter(|x| x % 2 == 1).intersperse(-1).collect();
+    /// assert_eq!(odd, [1, -1, 3, -1, 5, -1, 7]);
+    /// let s: String = ["a", "b", "c"].par_iter().copied().intersperse(", ").collect();
+    /// assert_eq!(s, "a, b, c");
+    /// assert_eq!((0..0).into_par_iter().intersperse(9).count(), 0);
+    /// assert_eq!((0..100).into_par_iter().intersperse(-1).rev().len(), 199);
+    /// ```
+    ///
+    /// # Panics
+    /// On an indexed iterator of more than `usize::MAX / 2 + 1` items, asking for the
+    /// length (`len`, and adaptors such as `zip` or `rev` that need it) panics: `2n - 1`
+    /// overflows `usize`.
+    fn intersperse(self, element: Self::Item) -> Intersperse<Self>
+    where
+        Self::Item: Clone,
+    {
+        Intersperse::new(self, element)
+    }
 }
 
 /// A parallel iterator with a known length whose items can be addressed by position:
@@ -1460,6 +1505,18 @@ pub trait IndexedParallelIterator: ParallelIterator {
             .enumerate()
             .find_any(|&(_, b)| b)
             .map(|(i, _)| i)
+    }
+
+    /// [`position_any`](IndexedParallelIterator::position_any), under the name Rayon
+    /// deprecated (kept so that code written for Rayon compiles, with the same warning).
+    #[doc(hidden)]
+    #[deprecated(note = "parallel `position` does not search in order: use \
+                         `position_any`, `position_first` or `position_last`")]
+    fn position<P>(self, predicate: P) -> Option<usize>
+    where
+        P: Fn(Self::Item) -> bool + Sync + Send,
+    {
+        self.position_any(predicate)
     }
 
     /// The position of the first item matching `predicate`.
