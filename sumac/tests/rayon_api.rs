@@ -313,3 +313,76 @@ fn deprecated_rayon_searches_still_answer() {
         assert_eq!(v.par_iter().find(|&&x| x > 5000), None);
     });
 }
+
+/// `Either` of two parallel iterators runs whichever it holds (indexed when both are),
+/// and `Either` items collect into, or extend, a pair of collections.
+#[test]
+fn either_iterators_and_either_items() {
+    use sumac::iter::Either;
+    let v: Vec<u64> = (0..2000).collect();
+    pool().install(|| {
+        for backwards in [false, true] {
+            let it = if backwards {
+                Either::Left(v.par_iter().rev())
+            } else {
+                Either::Right(v.par_iter())
+            };
+            assert_eq!(it.len(), 2000);
+            let got: Vec<(usize, u64)> = it.enumerate().map(|(i, &x)| (i, x)).collect();
+            let expected: Vec<(usize, u64)> = if backwards {
+                v.iter().rev().copied().enumerate().collect()
+            } else {
+                v.iter().copied().enumerate().collect()
+            };
+            assert_eq!(got, expected);
+            let filtered = if backwards {
+                Either::Left(v.par_iter().filter(|&&x| x % 3 == 0))
+            } else {
+                Either::Right(v.par_iter().filter(|&&x| x % 5 == 0))
+            };
+            let found: Vec<u64> = filtered.copied().collect();
+            let step = if backwards { 3 } else { 5 };
+            assert_eq!(found, (0..2000).step_by(step).collect::<Vec<u64>>());
+        }
+        let (evens, odds): (Vec<u64>, Vec<u64>) = v
+            .par_iter()
+            .map(|&x| {
+                if x % 2 == 0 {
+                    Either::Left(x)
+                } else {
+                    Either::Right(x)
+                }
+            })
+            .collect();
+        assert_eq!(evens, (0..2000).step_by(2).collect::<Vec<_>>());
+        assert_eq!(odds, (1..2000).step_by(2).collect::<Vec<_>>());
+        let mut pair = (vec![7u64], LinkedList::new());
+        pair.par_extend(v.par_iter().map(|&x| {
+            if x < 10 {
+                Either::Left(x)
+            } else {
+                Either::Right(x)
+            }
+        }));
+        assert_eq!(pair.0, [7, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+        assert!(pair.1.iter().copied().eq(10..2000));
+        let mut either: Either<Vec<u64>, LinkedList<u64>> = Either::Right(LinkedList::new());
+        either.par_extend(v.par_iter().copied());
+        assert!(either.right().unwrap().into_iter().eq(0..2000));
+    });
+}
+
+/// A `Result` is a parallel iterator over its `Ok` value, by value and by reference.
+#[test]
+fn result_sources_yield_the_ok_value() {
+    let mut ok: Result<Vec<u32>, String> = Ok(vec![1, 2, 3]);
+    let err: Result<Vec<u32>, String> = Err("bad".into());
+    assert_eq!((&ok).into_par_iter().map(Vec::len).sum::<usize>(), 3);
+    assert_eq!((&err).into_par_iter().count(), 0);
+    (&mut ok).into_par_iter().for_each(|v| v.push(4));
+    assert_eq!(
+        ok.clone().into_par_iter().collect::<Vec<_>>(),
+        [vec![1, 2, 3, 4]]
+    );
+    assert_eq!(err.into_par_iter().len(), 0);
+}

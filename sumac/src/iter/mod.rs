@@ -59,6 +59,17 @@ mod intersperse;
 mod map;
 mod multizip;
 pub mod option;
+mod par_either;
+/// Parallel iterators over the `Ok` value of a `Result` (zero or one item): the same
+/// iterator as for an `Option` (see [`option`]).
+pub mod result {
+    /// The iterator over the `Ok` value of a `Result`, by value.
+    pub type IntoIter<T> = super::option::IntoIter<T>;
+    /// The iterator over a reference to the `Ok` value of a `Result`.
+    pub type Iter<'a, T> = super::option::IntoIter<&'a T>;
+    /// The iterator over a mutable reference to the `Ok` value of a `Result`.
+    pub type IterMut<'a, T> = super::option::IntoIter<&'a mut T>;
+}
 mod par_bridge;
 mod parts;
 pub mod range;

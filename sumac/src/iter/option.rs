@@ -1,9 +1,13 @@
-//! Parallel iterators over an `Option` (zero or one item).
+//! Parallel iterators over an `Option` (zero or one item), or over the `Ok` value of a
+//! `Result` (see [`result`](super::result)).
 //!
 //! ```
 //! use sumac::prelude::*;
 //! assert_eq!(Some(3).into_par_iter().map(|x| x * 2).sum::<i32>(), 6);
 //! assert_eq!(None::<i32>.into_par_iter().count(), 0);
+//! let ok: Result<i32, String> = Ok(4);
+//! assert_eq!((&ok).into_par_iter().copied().collect::<Vec<_>>(), [4]);
+//! assert_eq!(Err::<i32, _>("no").into_par_iter().count(), 0);
 //! ```
 
 use super::plumbing::{bridge, Consumer, Producer, ProducerCallback};
@@ -37,6 +41,34 @@ impl<'a, T: Send> IntoParallelIterator for &'a mut Option<T> {
     type Item = &'a mut T;
     fn into_par_iter(self) -> IntoIter<&'a mut T> {
         IntoIter { opt: self.as_mut() }
+    }
+}
+
+impl<T: Send, E> IntoParallelIterator for Result<T, E> {
+    type Iter = IntoIter<T>;
+    type Item = T;
+    fn into_par_iter(self) -> IntoIter<T> {
+        IntoIter { opt: self.ok() }
+    }
+}
+
+impl<'a, T: Sync, E> IntoParallelIterator for &'a Result<T, E> {
+    type Iter = IntoIter<&'a T>;
+    type Item = &'a T;
+    fn into_par_iter(self) -> IntoIter<&'a T> {
+        IntoIter {
+            opt: self.as_ref().ok(),
+        }
+    }
+}
+
+impl<'a, T: Send, E> IntoParallelIterator for &'a mut Result<T, E> {
+    type Iter = IntoIter<&'a mut T>;
+    type Item = &'a mut T;
+    fn into_par_iter(self) -> IntoIter<&'a mut T> {
+        IntoIter {
+            opt: self.as_mut().ok(),
+        }
     }
 }
 
