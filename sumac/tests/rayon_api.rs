@@ -386,3 +386,30 @@ fn result_sources_yield_the_ok_value() {
     );
     assert_eq!(err.into_par_iter().len(), 0);
 }
+
+/// Boxed slices are sources like `Vec`s, and a tuple of collections zips its parts by
+/// reference (`par_iter`) or by mutable reference (`par_iter_mut`).
+#[test]
+fn boxed_slices_and_tuples_of_collections() {
+    pool().install(|| {
+        let mut boxed: Box<[u32]> = (0..500).collect();
+        (&mut boxed).into_par_iter().for_each(|x| *x *= 2);
+        assert_eq!(
+            (&boxed).into_par_iter().sum::<u32>(),
+            2 * (0..500).sum::<u32>()
+        );
+        let moved: Vec<u32> = boxed.into_par_iter().rev().collect();
+        assert_eq!(moved, (0..500).rev().map(|x| 2 * x).collect::<Vec<_>>());
+
+        let mut pair = (vec![1u32; 300], vec![0u64; 300]);
+        pair.par_iter_mut().for_each(|(a, b)| {
+            *b = u64::from(*a) * 3;
+            *a += 1;
+        });
+        let sums: Vec<u64> = pair.par_iter().map(|(a, b)| u64::from(*a) + b).collect();
+        assert_eq!(sums, vec![5u64; 300]);
+        let triple = (vec![1, 2, 3], [10, 20, 30, 40], vec![100, 101, 102, 103]);
+        let firsts: Vec<i32> = triple.par_iter().map(|(a, b, c)| a + b + c).collect();
+        assert_eq!(firsts, [111, 123, 135]);
+    });
+}

@@ -43,6 +43,51 @@ macro_rules! multizip {
             }
         }
 
+        /// A reference to a tuple zips references to its parts (`(a, b).par_iter()`).
+        impl<'a, $first, $($rest),+> IntoParallelIterator for &'a ($first, $($rest),+)
+        where
+            &'a $first: IntoParallelIterator,
+            <&'a $first as IntoParallelIterator>::Iter: IndexedParallelIterator,
+            $(&'a $rest: IntoParallelIterator,
+              <&'a $rest as IntoParallelIterator>::Iter: IndexedParallelIterator,)+
+        {
+            type Iter = MultiZip<(
+                <&'a $first as IntoParallelIterator>::Iter,
+                $(<&'a $rest as IntoParallelIterator>::Iter),+
+            )>;
+            type Item = <Self::Iter as ParallelIterator>::Item;
+            #[allow(non_snake_case)]
+            fn into_par_iter(self) -> Self::Iter {
+                let ($first, $($rest),+) = self;
+                MultiZip {
+                    tuple: ($first.into_par_iter(), $($rest.into_par_iter()),+),
+                }
+            }
+        }
+
+        /// A mutable reference to a tuple zips mutable references to its parts
+        /// (`(a, b).par_iter_mut()`).
+        impl<'a, $first, $($rest),+> IntoParallelIterator for &'a mut ($first, $($rest),+)
+        where
+            &'a mut $first: IntoParallelIterator,
+            <&'a mut $first as IntoParallelIterator>::Iter: IndexedParallelIterator,
+            $(&'a mut $rest: IntoParallelIterator,
+              <&'a mut $rest as IntoParallelIterator>::Iter: IndexedParallelIterator,)+
+        {
+            type Iter = MultiZip<(
+                <&'a mut $first as IntoParallelIterator>::Iter,
+                $(<&'a mut $rest as IntoParallelIterator>::Iter),+
+            )>;
+            type Item = <Self::Iter as ParallelIterator>::Item;
+            #[allow(non_snake_case)]
+            fn into_par_iter(self) -> Self::Iter {
+                let ($first, $($rest),+) = self;
+                MultiZip {
+                    tuple: ($first.into_par_iter(), $($rest.into_par_iter()),+),
+                }
+            }
+        }
+
         impl<$first, $($rest),+> ParallelIterator for MultiZip<($first, $($rest),+)>
         where
             $first: IndexedParallelIterator,

@@ -106,6 +106,14 @@ impl<'data, T: Sync + 'data> IntoParallelIterator for &'data Vec<T> {
     }
 }
 
+impl<'data, T: Sync + 'data> IntoParallelIterator for &'data Box<[T]> {
+    type Iter = Iter<'data, T>;
+    type Item = &'data T;
+    fn into_par_iter(self) -> Iter<'data, T> {
+        Iter { slice: self }
+    }
+}
+
 impl<'data, T: Sync + 'data, const N: usize> IntoParallelIterator for &'data [T; N] {
     type Iter = Iter<'data, T>;
     type Item = &'data T;
@@ -157,6 +165,14 @@ impl<'data, T: Send + 'data> IntoParallelIterator for &'data mut [T] {
 }
 
 impl<'data, T: Send + 'data> IntoParallelIterator for &'data mut Vec<T> {
+    type Iter = IterMut<'data, T>;
+    type Item = &'data mut T;
+    fn into_par_iter(self) -> IterMut<'data, T> {
+        IterMut { slice: self }
+    }
+}
+
+impl<'data, T: Send + 'data> IntoParallelIterator for &'data mut Box<[T]> {
     type Iter = IterMut<'data, T>;
     type Item = &'data mut T;
     fn into_par_iter(self) -> IterMut<'data, T> {

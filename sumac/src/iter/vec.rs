@@ -31,6 +31,15 @@ impl<T: Send> IntoParallelIterator for Vec<T> {
     }
 }
 
+/// A boxed slice by value (it becomes a `Vec` without copying).
+impl<T: Send> IntoParallelIterator for Box<[T]> {
+    type Iter = IntoIter<T>;
+    type Item = T;
+    fn into_par_iter(self) -> IntoIter<T> {
+        IntoIter { vec: self.into() }
+    }
+}
+
 /// An array by value: its items are moved into a `Vec` first.
 impl<T: Send, const N: usize> IntoParallelIterator for [T; N] {
     type Iter = IntoIter<T>;
