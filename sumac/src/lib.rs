@@ -59,6 +59,122 @@ pub mod str {
     };
 }
 
+/// Rayon's module paths for iterator types, so that code naming them (for example
+/// `rayon::vec::IntoIter`) switches by changing the crate name. Each module re-exports
+/// the type from [`iter`]; several of Rayon's distinct types are one sumac type here.
+pub mod vec {
+    pub use crate::iter::vec::{IntoIter, ParallelDrainRange};
+    /// The iterator of [`par_drain`](ParallelDrainRange::par_drain) on a `Vec` (sumac
+    /// drains the range into an owned buffer first).
+    pub type Drain<T> = IntoIter<T>;
+}
+
+/// Rayon's `rayon::array` path: arrays by value run through a `Vec`.
+pub mod array {
+    /// The iterator over an array by value.
+    pub type IntoIter<T> = crate::iter::vec::IntoIter<T>;
+}
+
+/// Rayon's `rayon::option` path.
+pub mod option {
+    pub use crate::iter::option::IntoIter;
+    /// The iterator over a reference to the value of an `Option`.
+    pub type Iter<'a, T> = IntoIter<&'a T>;
+    /// The iterator over a mutable reference to the value of an `Option`.
+    pub type IterMut<'a, T> = IntoIter<&'a mut T>;
+}
+
+pub use crate::iter::{range, range_inclusive, result};
+
+/// Rayon's `rayon::string` path.
+pub mod string {
+    /// The iterator of [`par_drain`](crate::iter::ParallelDrainRange::par_drain) on a
+    /// `String`.
+    pub type Drain = crate::iter::vec::IntoIter<char>;
+}
+
+/// Rayon's `rayon::collections` paths: each standard collection's iterator types. The
+/// collections that cannot be split without walking them gather their items into a
+/// `Vec` first, so their iterators are [`vec::IntoIter`](crate::vec::IntoIter).
+pub mod collections {
+    use crate::iter::vec::IntoIter as Gathered;
+    use crate::iter::Chain;
+    use crate::slice::{Iter as SliceIter, IterMut as SliceIterMut};
+
+    /// `HashMap` iterators.
+    pub mod hash_map {
+        /// The iterator over the map by value (and of `par_drain`).
+        pub type IntoIter<K, V> = super::Gathered<(K, V)>;
+        /// The iterator over references to the entries.
+        pub type Iter<'a, K, V> = super::Gathered<(&'a K, &'a V)>;
+        /// The iterator over the entries with mutable references to the values.
+        pub type IterMut<'a, K, V> = super::Gathered<(&'a K, &'a mut V)>;
+        /// The iterator of `par_drain`.
+        pub type Drain<K, V> = super::Gathered<(K, V)>;
+    }
+
+    /// `HashSet` iterators.
+    pub mod hash_set {
+        /// The iterator over the set by value.
+        pub type IntoIter<T> = super::Gathered<T>;
+        /// The iterator over references to the items.
+        pub type Iter<'a, T> = super::Gathered<&'a T>;
+        /// The iterator of `par_drain`.
+        pub type Drain<T> = super::Gathered<T>;
+    }
+
+    /// `BTreeMap` iterators.
+    pub mod btree_map {
+        /// The iterator over the map by value.
+        pub type IntoIter<K, V> = super::Gathered<(K, V)>;
+        /// The iterator over references to the entries.
+        pub type Iter<'a, K, V> = super::Gathered<(&'a K, &'a V)>;
+        /// The iterator over the entries with mutable references to the values.
+        pub type IterMut<'a, K, V> = super::Gathered<(&'a K, &'a mut V)>;
+    }
+
+    /// `BTreeSet` iterators.
+    pub mod btree_set {
+        /// The iterator over the set by value.
+        pub type IntoIter<T> = super::Gathered<T>;
+        /// The iterator over references to the items.
+        pub type Iter<'a, T> = super::Gathered<&'a T>;
+    }
+
+    /// `BinaryHeap` iterators.
+    pub mod binary_heap {
+        /// The iterator over the heap by value.
+        pub type IntoIter<T> = super::Gathered<T>;
+        /// The iterator over references to the items.
+        pub type Iter<'a, T> = super::Gathered<&'a T>;
+        /// The iterator of `par_drain`.
+        pub type Drain<T> = super::Gathered<T>;
+    }
+
+    /// `LinkedList` iterators.
+    pub mod linked_list {
+        /// The iterator over the list by value.
+        pub type IntoIter<T> = super::Gathered<T>;
+        /// The iterator over references to the items.
+        pub type Iter<'a, T> = super::Gathered<&'a T>;
+        /// The iterator over mutable references to the items.
+        pub type IterMut<'a, T> = super::Gathered<&'a mut T>;
+    }
+
+    /// `VecDeque` iterators: the reference iterators chain the deque's two slices.
+    pub mod vec_deque {
+        /// The iterator over the deque by value.
+        pub type IntoIter<T> = super::Gathered<T>;
+        /// The iterator over references to the items.
+        pub type Iter<'a, T> = super::Chain<super::SliceIter<'a, T>, super::SliceIter<'a, T>>;
+        /// The iterator over mutable references to the items.
+        pub type IterMut<'a, T> =
+            super::Chain<super::SliceIterMut<'a, T>, super::SliceIterMut<'a, T>>;
+        /// The iterator of `par_drain`.
+        pub type Drain<T> = super::Gathered<T>;
+    }
+}
+
 #[cfg(all(test, loom))]
 mod loom_tests;
 

@@ -413,3 +413,57 @@ fn boxed_slices_and_tuples_of_collections() {
         assert_eq!(firsts, [111, 123, 135]);
     });
 }
+
+/// Rayon's module paths name the types sumac's sources return (a type mismatch here
+/// would not compile), and `ParallelDrainRange` / `ParallelDrainFull` are reachable from
+/// `sumac::iter` as from `rayon::iter`.
+#[test]
+fn rayon_module_paths_name_the_returned_types() {
+    use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap, HashSet, VecDeque};
+    use sumac::iter::{ParallelDrainFull as _, ParallelDrainRange as _};
+    let mut map: HashMap<u8, u8> = (0..10).map(|i| (i, i)).collect();
+    let it: sumac::collections::hash_map::Iter<'_, u8, u8> = map.par_iter();
+    assert_eq!(it.count(), 10);
+    let it: sumac::collections::hash_map::IterMut<'_, u8, u8> = map.par_iter_mut();
+    assert_eq!(it.count(), 10);
+    let drained: sumac::collections::hash_map::Drain<u8, u8> = map.par_drain();
+    assert_eq!(drained.count(), 10);
+    let set: HashSet<u8> = (0..5).collect();
+    let it: sumac::collections::hash_set::IntoIter<u8> = set.into_par_iter();
+    assert_eq!(it.count(), 5);
+    let tree: BTreeMap<u8, u8> = (0..4).map(|i| (i, i)).collect();
+    let it: sumac::collections::btree_map::Iter<'_, u8, u8> = tree.par_iter();
+    assert_eq!(it.count(), 4);
+    let tree_set: BTreeSet<u8> = (0..3).collect();
+    let it: sumac::collections::btree_set::Iter<'_, u8> = tree_set.par_iter();
+    assert_eq!(it.count(), 3);
+    let mut heap: BinaryHeap<u8> = (0..6).collect();
+    let it: sumac::collections::binary_heap::Drain<u8> = heap.par_drain();
+    assert_eq!(it.count(), 6);
+    let list: LinkedList<u8> = (0..2).collect();
+    let it: sumac::collections::linked_list::Iter<'_, u8> = list.par_iter();
+    assert_eq!(it.count(), 2);
+    let mut deque: VecDeque<u8> = (0..7).collect();
+    let it: sumac::collections::vec_deque::IterMut<'_, u8> = deque.par_iter_mut();
+    assert_eq!(it.count(), 7);
+    let mut v: Vec<u8> = (0..9).collect();
+    let it: sumac::vec::Drain<u8> = v.par_drain(2..5);
+    assert_eq!(it.count(), 3);
+    let it: sumac::vec::IntoIter<u8> = v.into_par_iter();
+    assert_eq!(it.count(), 6);
+    let it: sumac::array::IntoIter<u8> = [1u8, 2].into_par_iter();
+    assert_eq!(it.count(), 2);
+    let mut text = String::from("héllo");
+    let it: sumac::string::Drain = text.par_drain(..3);
+    assert_eq!(it.collect::<String>(), "hé");
+    let opt = Some(1u8);
+    let it: sumac::option::Iter<'_, u8> = opt.par_iter();
+    assert_eq!(it.count(), 1);
+    let res: Result<u8, ()> = Ok(1);
+    let it: sumac::result::Iter<'_, u8> = res.par_iter();
+    assert_eq!(it.count(), 1);
+    let it: sumac::range::Iter<u32> = (0..3u32).into_par_iter();
+    assert_eq!(it.count(), 3);
+    let it: sumac::range_inclusive::Iter<u32> = (0..=3u32).into_par_iter();
+    assert_eq!(it.count(), 4);
+}

@@ -98,11 +98,13 @@ pub use self::intersperse::Intersperse;
 /// The iterator returned by [`IndexedParallelIterator::zip_eq`]: a [`Zip`] whose two
 /// sides were checked to have the same length.
 pub type ZipEq<A, B> = Zip<A, B>;
+pub use self::collections::ParallelDrainFull;
 pub use self::map::{Cloned, Copied, Inspect, Map, MapInit, MapWith, Update};
 pub use self::multizip::MultiZip;
 pub use self::par_bridge::{IterBridge, ParallelBridge};
 pub use self::repeat::{empty, once, repeat, repeat_n, repeatn, Empty, Once, Repeat, RepeatN};
 pub use self::split::{split, Split};
+pub use self::vec::ParallelDrainRange;
 pub use self::walk_tree::{
     walk_tree, walk_tree_postfix, walk_tree_prefix, WalkTree, WalkTreePostfix, WalkTreePrefix,
 };
