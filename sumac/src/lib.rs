@@ -95,7 +95,7 @@ pub mod string {
 
 /// Rayon's `rayon::collections` paths: each standard collection's iterator types. The
 /// collections that cannot be split without walking them gather their items into a
-/// `Vec` first, so their iterators are [`vec::IntoIter`](crate::vec::IntoIter).
+/// `Vec` first, so their iterators are [`vec::IntoIter`].
 pub mod collections {
     use crate::iter::vec::IntoIter as Gathered;
     use crate::iter::Chain;
