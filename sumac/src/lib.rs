@@ -212,7 +212,11 @@ pub fn current_num_threads() -> usize {
 /// ```
 pub fn current_thread_index() -> Option<usize> {
     // SAFETY: a non-null thread-local pointer refers to this thread's live worker.
-    unsafe { WorkerThread::current().as_ref() }.map(WorkerThread::index)
+    match unsafe { WorkerThread::current().as_ref() } {
+        Some(worker) => Some(worker.index()),
+        // A thread made worker 0 by `use_current_thread` is worker 0 throughout.
+        None => registry::with_registered_worker(None, |worker| worker.map(WorkerThread::index)),
+    }
 }
 
 /// The most worker threads a sumac pool may have: a larger

@@ -42,6 +42,7 @@ pub struct ThreadPoolBuilder<S = DefaultSpawn> {
     panic_handler: Option<Box<PanicHandler>>,
     start_handler: Option<Box<ThreadHandler>>,
     exit_handler: Option<Box<ThreadHandler>>,
+    use_current_thread: bool,
     spawn: S,
 }
 
@@ -55,6 +56,7 @@ impl Default for ThreadPoolBuilder {
             panic_handler: None,
             start_handler: None,
             exit_handler: None,
+            use_current_thread: false,
             spawn: DefaultSpawn,
         }
     }
@@ -70,6 +72,7 @@ impl<S> fmt::Debug for ThreadPoolBuilder<S> {
             .field("panic_handler", &self.panic_handler.is_some())
             .field("start_handler", &self.start_handler.is_some())
             .field("exit_handler", &self.exit_handler.is_some())
+            .field("use_current_thread", &self.use_current_thread)
             .finish()
     }
 }
@@ -83,6 +86,7 @@ pub(crate) struct Config {
     pub(crate) panic_handler: Option<Box<PanicHandler>>,
     pub(crate) start_handler: Option<Box<ThreadHandler>>,
     pub(crate) exit_handler: Option<Box<ThreadHandler>>,
+    pub(crate) use_current_thread: bool,
 }
 
 impl ThreadPoolBuilder {
@@ -317,8 +321,46 @@ impl<S> ThreadPoolBuilder<S> {
             panic_handler: self.panic_handler,
             start_handler: self.start_handler,
             exit_handler: self.exit_handler,
+            use_current_thread: self.use_current_thread,
             spawn: CustomSpawn::new(spawn),
         }
+    }
+
+    /// Makes the thread that calls [`build`](Self::build) (or
+    /// [`build_global`](Self::build_global)) worker 0 of the pool, instead of starting a
+    /// thread for it; start and exit handlers do not run for it. The thread does not run
+    /// the worker loop: it keeps doing its own work and acts as worker 0 only while it
+    /// is inside a call into the pool (`install`, `join`, `scope`, a parallel iterator,
+    /// `broadcast`, `yield_now`...). So jobs addressed to it (a `broadcast` from another
+    /// thread) wait until it next calls into the pool, and jobs it `spawn`s while not
+    /// inside such a call run on the other workers (with a single worker: at its next
+    /// call, or when it drops the pool).
+    ///
+    /// Drop the pool on this thread: that runs the jobs left for worker 0 and ends the
+    /// registration. (Dropped elsewhere, the thread notices at its next call and stops
+    /// acting as worker 0; jobs addressed to it are then never run.)
+    ///
+    /// ```
+    /// let here = std::thread::current().id();
+    /// let pool = sumac::ThreadPoolBuilder::new()
+    ///     .num_threads(2)
+    ///     .use_current_thread()
+    ///     .build()
+    ///     .unwrap();
+    /// assert_eq!(sumac::current_thread_index(), Some(0));
+    /// assert_eq!(pool.install(|| std::thread::current().id()), here);
+    /// assert_eq!(pool.broadcast(|ctx| ctx.index()), [0, 1]);
+    /// drop(pool);
+    /// assert_eq!(sumac::current_thread_index(), None);
+    /// ```
+    ///
+    /// # Errors
+    /// [`build`](Self::build) fails with
+    /// [`CurrentThreadAlreadyInPool`](ThreadPoolBuildErrorKind::CurrentThreadAlreadyInPool)
+    /// if the calling thread is already a worker of a pool (or worker 0 of another one).
+    pub fn use_current_thread(mut self) -> Self {
+        self.use_current_thread = true;
+        self
     }
 
     /// Accepted for source compatibility with Rayon, where it is deprecated too; it
@@ -383,6 +425,7 @@ impl<S: ThreadSpawn> ThreadPoolBuilder<S> {
             panic_handler: self.panic_handler,
             start_handler: self.start_handler,
             exit_handler: self.exit_handler,
+            use_current_thread: self.use_current_thread,
         };
         Ok((config, self.spawn))
     }
@@ -409,6 +452,9 @@ pub enum ThreadPoolBuildErrorKind {
     GlobalPoolAlreadyInitialized,
     /// The operating system refused to start a thread.
     ThreadSpawn,
+    /// [`ThreadPoolBuilder::use_current_thread`] on a thread that is already a worker of
+    /// a pool.
+    CurrentThreadAlreadyInPool,
 }
 
 /// The error of [`ThreadPoolBuilder::build`] and [`ThreadPoolBuilder::build_global`].
@@ -431,6 +477,13 @@ impl ThreadPoolBuildError {
         }
     }
 
+    pub(crate) fn current_thread_already_in_pool() -> Self {
+        ThreadPoolBuildError {
+            kind: ThreadPoolBuildErrorKind::CurrentThreadAlreadyInPool,
+            source: None,
+        }
+    }
+
     pub(crate) fn global_already_initialized() -> Self {
         ThreadPoolBuildError {
             kind: ThreadPoolBuildErrorKind::GlobalPoolAlreadyInitialized,
@@ -449,6 +502,9 @@ impl fmt::Display for ThreadPoolBuildError {
                 f.write_str("the global thread pool has already been initialized")
             }
             ThreadPoolBuildErrorKind::ThreadSpawn => f.write_str("failed to spawn a worker thread"),
+            ThreadPoolBuildErrorKind::CurrentThreadAlreadyInPool => {
+                f.write_str("the current thread is already a worker of a thread pool")
+            }
         }
     }
 }
@@ -571,7 +627,9 @@ impl ThreadPool {
     where
         OP: FnOnce(&Scope<'scope>) -> R,
     {
-        crate::scope::in_place_scope_in(&self.registry, op)
+        registry::with_registered_worker(Some(&self.registry), |_| {
+            crate::scope::in_place_scope_in(&self.registry, op)
+        })
     }
 
     /// [`spawn`](crate::spawn) on this pool.
@@ -618,7 +676,9 @@ impl ThreadPool {
     where
         OP: FnOnce(&crate::ScopeFifo<'scope>) -> R,
     {
-        crate::scope::in_place_scope_fifo_in(&self.registry, op)
+        registry::with_registered_worker(Some(&self.registry), |_| {
+            crate::scope::in_place_scope_fifo_in(&self.registry, op)
+        })
     }
 
     /// Whether the calling worker has jobs of its own waiting (forks not yet joined,
@@ -658,7 +718,9 @@ impl ThreadPool {
         OP: Fn(crate::BroadcastContext<'_>) -> R + Sync,
         R: Send,
     {
-        crate::broadcast::broadcast_in(&self.registry, &op)
+        registry::with_registered_worker(Some(&self.registry), |_| {
+            crate::broadcast::broadcast_in(&self.registry, &op)
+        })
     }
 
     /// [`spawn_broadcast`](crate::spawn_broadcast()) on this pool.
@@ -696,7 +758,11 @@ impl ThreadPool {
     /// ```
     pub fn current_thread_index(&self) -> Option<usize> {
         // SAFETY: a non-null thread-local pointer refers to this thread's live worker.
-        let worker = unsafe { WorkerThread::current().as_ref() }?;
+        let Some(worker) = (unsafe { WorkerThread::current().as_ref() }) else {
+            return registry::with_registered_worker(Some(&self.registry), |worker| {
+                worker.map(WorkerThread::index)
+            });
+        };
         std::ptr::eq(&**worker.registry(), &*self.registry).then(|| worker.index())
     }
 
@@ -727,6 +793,7 @@ impl ThreadPool {
 impl Drop for ThreadPool {
     fn drop(&mut self) {
         self.registry.terminate();
+        registry::unregister_current_thread(&self.registry);
         self.registry.join_threads();
     }
 }

@@ -200,7 +200,13 @@ impl Registry {
         let mut thread_name = config.thread_name;
         let mut handles = Vec::with_capacity(num_threads + 1);
         let mut spawn_result = Ok(());
-        for index in 0..num_threads {
+        let first_spawned = if config.use_current_thread {
+            register_current_thread(&registry)?;
+            1
+        } else {
+            0
+        };
+        for index in first_spawned..num_threads {
             let thread = ThreadBuilder::new(
                 Arc::clone(&registry),
                 index,
@@ -231,6 +237,7 @@ impl Registry {
             .unwrap_or_else(PoisonError::into_inner) = handles;
         if let Err(error) = spawn_result {
             registry.terminate();
+            unregister_current_thread(&registry);
             registry.join_threads();
             return Err(ThreadPoolBuildError::spawn(error));
         }
@@ -266,7 +273,10 @@ impl Registry {
     {
         let current = WorkerThread::current();
         if current.is_null() {
-            self.in_worker_cold(op)
+            with_registered_worker(Some(self), |registered| match registered {
+                Some(worker) => op(worker),
+                None => self.in_worker_cold(op),
+            })
         } else {
             // SAFETY: a non-null thread-local pointer refers to this thread's live worker.
             let current = unsafe { &*current };
@@ -597,26 +607,7 @@ fn pause_until(registry: &Registry, deadline: Option<Instant>) {
 /// The body of worker `index`: runs jobs until the pool terminates (see
 /// [`ThreadBuilder::run`]).
 pub(crate) fn worker_main(registry: Arc<Registry>, index: usize) {
-    // Divided first, so that a huge interval (`Duration::MAX`) cannot overflow.
-    let promotion_gap = registry.heartbeat_interval / 4 * 3;
-    let solo = registry.num_threads() == 1;
-    let worker = WorkerThread {
-        solo,
-        record_limit: Cell::new(if solo { 0 } else { MAX_RECORDED_FORKS }),
-        recording_lasts: Cell::new(false),
-        jobs: JobList::new(),
-        old_forks_left: Cell::new(0),
-        forks: CachePadded::new(AtomicU64::new(0)),
-        shared: NonNull::from(&*registry.workers[index]),
-        index,
-        last_promotion: Cell::new(
-            Instant::now()
-                .checked_sub(promotion_gap)
-                .unwrap_or_else(Instant::now),
-        ),
-        promotion_gap,
-        registry,
-    };
+    let worker = WorkerThread::new(registry, index);
     let fork_count = worker.shared().counters.forks.attach(&worker.forks);
     WORKER_THREAD.with(|current| current.set(&worker));
     let registry = &worker.registry;
@@ -632,7 +623,166 @@ pub(crate) fn worker_main(registry: Arc<Registry>, index: usize) {
     drop(fork_count);
 }
 
+// ------------------------------------------------------------------ use_current_thread
+//
+// A pool built with `use_current_thread` makes the building thread its worker 0 without
+// running the worker loop there: the thread keeps doing its own work, and acts as worker
+// 0 only while it is inside a call into the pool (`install`, `join`, `scope`, a parallel
+// iterator, `broadcast`, `yield_now`, ...). Its `WorkerThread` lives on the heap,
+// registered in `REGISTERED_WORKER`; `WORKER_THREAD` points to it only while the thread
+// acts as the worker ("active"). While inactive, worker 0 counts as idle (so the
+// heartbeat thread parks when the other workers are idle too), and its own list is empty:
+// deactivating hands any job left on it (a `spawn`) to the shared queue, since nobody
+// else may look at a worker's list. The registration ends when the pool is dropped on
+// this thread, when the thread notices its pool was dropped elsewhere, or at thread exit.
+
+/// The heap-allocated worker of a thread registered with `use_current_thread` (null if
+/// none); freed when the registration ends.
+struct RegisteredWorker(Cell<*mut WorkerThread>);
+
+impl Drop for RegisteredWorker {
+    fn drop(&mut self) {
+        let worker = self.0.replace(ptr::null_mut());
+        if !worker.is_null() {
+            // SAFETY: the pointer came from `Box::into_raw` in `register_current_thread`
+            // and is owned by this registration; the thread is exiting, so it is not
+            // active (`WORKER_THREAD` never outlives a call into the pool).
+            drop(unsafe { Box::from_raw(worker) });
+        }
+    }
+}
+
+thread_local! {
+    static REGISTERED_WORKER: RegisteredWorker = const { RegisteredWorker(Cell::new(ptr::null_mut())) };
+}
+
+/// Makes the calling thread worker 0 of `registry` (see above). Fails if it already is
+/// a worker of a pool, or registered with one.
+fn register_current_thread(registry: &Arc<Registry>) -> Result<(), ThreadPoolBuildError> {
+    if !WorkerThread::current().is_null() || !registered_worker().is_null() {
+        return Err(ThreadPoolBuildError::current_thread_already_in_pool());
+    }
+    let worker = Box::into_raw(Box::new(WorkerThread::new(Arc::clone(registry), 0)));
+    REGISTERED_WORKER.with(|registered| registered.0.set(worker));
+    // Inactive: idle for the heartbeat thread's and the promoters' accounting.
+    registry.idle.fetch_add(1, Ordering::SeqCst);
+    Ok(())
+}
+
+fn registered_worker() -> *mut WorkerThread {
+    REGISTERED_WORKER
+        .try_with(|registered| registered.0.get())
+        .unwrap_or(ptr::null_mut())
+}
+
+/// Ends the calling thread's registration as worker 0 of `registry`, if it has one (the
+/// pool is being dropped, or failed to build). Runs the jobs left for worker 0 first: its
+/// inbox, and, if no other worker is left to run them, the shared queue's.
+pub(crate) fn unregister_current_thread(registry: &Registry) {
+    let worker = registered_worker();
+    if worker.is_null() || !WorkerThread::current().is_null() {
+        return;
+    }
+    // SAFETY: a registered worker is live until its registration ends, below.
+    if !ptr::eq(Arc::as_ptr(unsafe { &(*worker).registry }), registry) {
+        return;
+    }
+    // SAFETY: as above; the thread is not active.
+    activate(
+        unsafe { &*worker },
+        |worker| while worker.run_pending_job(true) {},
+    );
+    REGISTERED_WORKER.with(|registered| registered.0.set(ptr::null_mut()));
+    // SAFETY: the registration owned the box, and the thread is not active.
+    drop(unsafe { Box::from_raw(worker) });
+}
+
+/// Runs `f` on a thread registered with `use_current_thread` as its pool's worker 0 (if
+/// the thread is registered, not already acting as a worker, and registered with
+/// `registry` when one is given), passing that worker; otherwise runs `f(None)`.
+pub(crate) fn with_registered_worker<R>(
+    registry: Option<&Registry>,
+    f: impl FnOnce(Option<&WorkerThread>) -> R,
+) -> R {
+    let registered = registered_worker();
+    if registered.is_null() || !WorkerThread::current().is_null() {
+        return f(None);
+    }
+    // SAFETY: a registered worker is live until its registration ends, which happens
+    // only on this thread and never while it is active.
+    let worker = unsafe { &*registered };
+    if registry.is_some_and(|registry| !ptr::eq(Arc::as_ptr(&worker.registry), registry)) {
+        return f(None);
+    }
+    if worker.registry.is_terminating() {
+        // The pool was dropped on another thread: end the registration.
+        REGISTERED_WORKER.with(|registered| registered.0.set(ptr::null_mut()));
+        // SAFETY: as in `unregister_current_thread`; nothing else refers to the box.
+        drop(unsafe { Box::from_raw(registered) });
+        return f(None);
+    }
+    activate(worker, |worker| f(Some(worker)))
+}
+
+/// Runs `f` with the registered, inactive `worker` active on this thread.
+fn activate<R>(worker: &WorkerThread, f: impl FnOnce(&WorkerThread) -> R) -> R {
+    /// Makes the worker inactive again when `f` returns or unwinds.
+    struct Deactivate<'a>(&'a WorkerThread);
+    impl Drop for Deactivate<'_> {
+        fn drop(&mut self) {
+            let worker = self.0;
+            let registry = &worker.registry;
+            let leftover: Vec<JobRef> = std::iter::from_fn(|| {
+                let job = worker.jobs.oldest()?;
+                worker.jobs.pop_oldest();
+                // SAFETY: a job on our list is live; we own it (only spawned heap jobs
+                // can be left: every recorded fork was joined before its call returned).
+                unsafe { job.as_ref() }.set_owner(&registry.queue, worker.index);
+                Some(JobRef(job))
+            })
+            .collect();
+            if !leftover.is_empty() {
+                registry.queue.push(leftover);
+            }
+            WORKER_THREAD.with(|current| current.set(ptr::null()));
+            let before = registry.idle.fetch_add(1, Ordering::SeqCst);
+            if before == 0 || before + 1 == registry.num_threads() {
+                registry.unpark_heartbeat();
+            }
+        }
+    }
+    let _fork_count = worker.shared().counters.forks.attach(&worker.forks);
+    WORKER_THREAD.with(|current| current.set(worker));
+    worker.registry.leave_idle();
+    let _active = Deactivate(worker);
+    f(worker)
+}
+
 impl WorkerThread {
+    /// The state of worker `index` of `registry`, before it starts.
+    fn new(registry: Arc<Registry>, index: usize) -> WorkerThread {
+        // Divided first, so that a huge interval (`Duration::MAX`) cannot overflow.
+        let promotion_gap = registry.heartbeat_interval / 4 * 3;
+        let solo = registry.num_threads() == 1;
+        WorkerThread {
+            solo,
+            record_limit: Cell::new(if solo { 0 } else { MAX_RECORDED_FORKS }),
+            recording_lasts: Cell::new(false),
+            jobs: JobList::new(),
+            old_forks_left: Cell::new(0),
+            forks: CachePadded::new(AtomicU64::new(0)),
+            shared: NonNull::from(&*registry.workers[index]),
+            index,
+            last_promotion: Cell::new(
+                Instant::now()
+                    .checked_sub(promotion_gap)
+                    .unwrap_or_else(Instant::now),
+            ),
+            promotion_gap,
+            registry,
+        }
+    }
+
     /// The calling thread's worker, or null outside any pool.
     #[inline(always)]
     pub(crate) fn current() -> *const WorkerThread {
@@ -959,6 +1109,7 @@ pub(crate) fn set_global_registry<S: ThreadSpawn>(
     GLOBAL_REGISTRY.set(registry).map_err(|registry| {
         // Another thread initialised it first: shut ours down again.
         registry.terminate();
+        unregister_current_thread(&registry);
         registry.join_threads();
         ThreadPoolBuildError::global_already_initialized()
     })
@@ -970,7 +1121,10 @@ pub(crate) fn with_current_registry<R>(f: impl FnOnce(&Arc<Registry>) -> R) -> R
     // SAFETY: a non-null thread-local pointer refers to this thread's live worker.
     match unsafe { WorkerThread::current().as_ref() } {
         Some(worker) => f(worker.registry()),
-        None => f(global_registry()),
+        None => with_registered_worker(None, |registered| match registered {
+            Some(worker) => f(worker.registry()),
+            None => f(global_registry()),
+        }),
     }
 }
 
@@ -982,7 +1136,10 @@ where
 {
     let current = WorkerThread::current();
     if current.is_null() {
-        global_registry().in_worker_cold(op)
+        with_registered_worker(None, |registered| match registered {
+            Some(worker) => op(worker),
+            None => global_registry().in_worker_cold(op),
+        })
     } else {
         // SAFETY: a non-null thread-local pointer refers to this thread's live worker.
         op(unsafe { &*current })

@@ -1,4 +1,4 @@
-//! `spawn`: fire-and-forget jobs on the global pool.
+//! `spawn`: fire-and-forget jobs on the current pool (the global pool from outside any).
 
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::Arc;
@@ -6,9 +6,18 @@ use std::sync::Arc;
 use crate::job::HeapJob;
 use crate::registry::{self, Registry, WorkerThread};
 
-/// Runs `func` on the global pool some time later, without waiting for it.
+/// Runs `func` some time later, without waiting for it: on the current pool (the pool of
+/// the calling worker, as in Rayon), or on the global pool when called from outside any
+/// pool.
 ///
-/// On a worker of the global pool the job goes on that worker's own list, like a fork.
+/// On a worker the job goes on that worker's own list, like a fork.
+///
+/// ```
+/// let pool = sumac::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+/// let (sender, receiver) = std::sync::mpsc::channel();
+/// pool.install(|| sumac::spawn(move || sender.send(sumac::current_num_threads()).unwrap()));
+/// assert_eq!(receiver.recv().unwrap(), 2); // it ran on `pool`
+/// ```
 ///
 /// ```
 /// let (sender, receiver) = std::sync::mpsc::channel();
@@ -31,7 +40,7 @@ pub fn spawn<F>(func: F)
 where
     F: FnOnce() + Send + 'static,
 {
-    spawn_in(registry::global_registry(), func, false);
+    registry::with_current_registry(|registry| spawn_in(registry, func, false));
 }
 
 /// Like [`spawn`], but behind every job spawned before it: the job goes into the pool's
@@ -50,7 +59,7 @@ pub fn spawn_fifo<F>(func: F)
 where
     F: FnOnce() + Send + 'static,
 {
-    spawn_in(registry::global_registry(), func, true);
+    registry::with_current_registry(|registry| spawn_in(registry, func, true));
 }
 
 /// Spawns `func` into the pool of `registry`: on the calling worker's own list if it
