@@ -433,11 +433,17 @@ impl Registry {
     /// A worker entered its idle phase: ask everyone for work and keep the heartbeat
     /// thread's parking decision up to date.
     fn enter_idle(&self, me: usize) {
+        self.count_idle();
+        self.raise_heartbeats(me);
+    }
+
+    /// One more worker is idle (or, for a thread registered by `use_current_thread`, not
+    /// acting as a worker): the heartbeat thread may now have to tick, or to park.
+    fn count_idle(&self) {
         let before = self.idle.fetch_add(1, Ordering::SeqCst);
         if before == 0 || before + 1 == self.num_threads() {
             self.unpark_heartbeat();
         }
-        self.raise_heartbeats(me);
     }
 
     /// The number of heartbeat ticks so far.
@@ -665,7 +671,7 @@ fn register_current_thread(registry: &Arc<Registry>) -> Result<(), ThreadPoolBui
     let worker = Box::into_raw(Box::new(WorkerThread::new(Arc::clone(registry), 0)));
     REGISTERED_WORKER.with(|registered| registered.0.set(worker));
     // Inactive: idle for the heartbeat thread's and the promoters' accounting.
-    registry.idle.fetch_add(1, Ordering::SeqCst);
+    registry.count_idle();
     Ok(())
 }
 
@@ -688,12 +694,16 @@ pub(crate) fn unregister_current_thread(registry: &Registry) {
         return;
     }
     // SAFETY: as above; the thread is not active.
-    activate(
-        unsafe { &*worker },
-        |worker| while worker.run_pending_job(true) {},
-    );
+    let registered = unsafe { &*worker };
+    activate(registered, |worker| while worker.run_pending_job(true) {});
+    end_registration(worker);
+}
+
+/// Frees the registered `worker` of this thread (which is not active).
+fn end_registration(worker: *mut WorkerThread) {
     REGISTERED_WORKER.with(|registered| registered.0.set(ptr::null_mut()));
-    // SAFETY: the registration owned the box, and the thread is not active.
+    // SAFETY: the registration owned the box (from `Box::into_raw`), nothing else refers
+    // to it once the registration is cleared, and the thread is not acting as it.
     drop(unsafe { Box::from_raw(worker) });
 }
 
@@ -716,9 +726,7 @@ pub(crate) fn with_registered_worker<R>(
     }
     if worker.registry.is_terminating() {
         // The pool was dropped on another thread: end the registration.
-        REGISTERED_WORKER.with(|registered| registered.0.set(ptr::null_mut()));
-        // SAFETY: as in `unregister_current_thread`; nothing else refers to the box.
-        drop(unsafe { Box::from_raw(registered) });
+        end_registration(registered);
         return f(None);
     }
     activate(worker, |worker| f(Some(worker)))
@@ -745,10 +753,7 @@ fn activate<R>(worker: &WorkerThread, f: impl FnOnce(&WorkerThread) -> R) -> R {
                 registry.queue.push(leftover);
             }
             WORKER_THREAD.with(|current| current.set(ptr::null()));
-            let before = registry.idle.fetch_add(1, Ordering::SeqCst);
-            if before == 0 || before + 1 == registry.num_threads() {
-                registry.unpark_heartbeat();
-            }
+            registry.count_idle();
         }
     }
     let _fork_count = worker.shared().counters.forks.attach(&worker.forks);
