@@ -211,6 +211,21 @@ where
     (folder, items.seen)
 }
 
+/// Feeds one `item` to `folder`, after a separator when `sep_first`.
+#[inline]
+fn consume_separated<T: Clone, F: Folder<T>>(folder: F, sep: &T, sep_first: bool, item: T) -> F {
+    let folder = if sep_first {
+        folder.consume(sep.clone())
+    } else {
+        folder
+    };
+    if folder.full() {
+        folder
+    } else {
+        folder.consume(item)
+    }
+}
+
 // ------------------------------------------------------------ consumer side
 
 /// The consumer of one piece of an unindexed loop (see the module doc).
@@ -360,13 +375,8 @@ where
     type Result = Part<C, T>;
 
     fn consume(mut self, item: T) -> Self {
-        if self.lead || self.emitted {
-            self.base = self.base.consume(self.sep.clone());
-        }
+        self.base = consume_separated(self.base, &self.sep, self.lead || self.emitted, item);
         self.emitted = true;
-        if !self.base.full() {
-            self.base = self.base.consume(item);
-        }
         self
     }
 
@@ -562,13 +572,8 @@ where
     type Result = F;
 
     fn consume(mut self, item: T) -> Self {
-        if self.sep_first {
-            self.base = self.base.consume(self.sep.clone());
-        }
+        self.base = consume_separated(self.base, self.sep, self.sep_first, item);
         self.sep_first = true;
-        if !self.base.full() {
-            self.base = self.base.consume(item);
-        }
         self
     }
 
