@@ -683,7 +683,8 @@ fn registered_worker() -> *mut WorkerThread {
 
 /// Ends the calling thread's registration as worker 0 of `registry`, if it has one (the
 /// pool is being dropped, or failed to build). Runs the jobs left for worker 0 first: its
-/// inbox, and, if no other worker is left to run them, the shared queue's.
+/// inbox, and queued jobs (helping the other workers empty the queue; in a one-worker
+/// pool nobody else would run them).
 pub(crate) fn unregister_current_thread(registry: &Registry) {
     let worker = registered_worker();
     if worker.is_null() || !WorkerThread::current().is_null() {
