@@ -101,6 +101,33 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 32, ..ProptestConfig::default() })]
+
+    /// The test's own thread as worker 0 (`use_current_thread`): the trees run from this
+    /// thread directly (each `join` and `scope` makes it act as worker 0) and through
+    /// `install`, with a 1 µs heartbeat sharing its work with the other workers.
+    #[test]
+    fn random_fork_trees_match_sequential_with_the_current_thread_as_worker(
+        tree in tree_strategy(),
+        threads in 1usize..4,
+    ) {
+        let pool = sumac::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .heartbeat_interval(Duration::from_micros(1))
+            .use_current_thread()
+            .build()
+            .unwrap();
+        let expected = eval_seq(&tree);
+        for _ in 0..4 {
+            prop_assert_eq!(eval_par(&tree), expected);
+            prop_assert_eq!(pool.install(|| eval_par(&tree)), expected);
+        }
+        drop(pool);
+        prop_assert_eq!(sumac::current_thread_index(), None);
+    }
+}
+
 #[test]
 fn many_rounds_share_work_and_match() {
     let pool = stress_pool(4);
