@@ -184,3 +184,44 @@ impl CountLatch {
         }
     }
 }
+
+/// Counts things that must finish before a waiter may go on: the pool's handed-out
+/// worker builders (`ThreadBuilder`), which a dropped pool waits for (see
+/// `Registry::join_threads`). `add` before handing one out, `finish` when it is done;
+/// `wait_for_zero` returns once every one added so far has finished.
+pub(crate) struct FinishCount {
+    unfinished: Mutex<usize>,
+    all_finished: Condvar,
+}
+
+impl FinishCount {
+    pub(crate) fn new() -> Self {
+        FinishCount {
+            unfinished: Mutex::new(0),
+            all_finished: Condvar::new(),
+        }
+    }
+
+    /// One more thing to wait for.
+    pub(crate) fn add(&self) {
+        *sync::lock(&self.unfinished) += 1;
+    }
+
+    /// One thing finished; wakes the waiters if it was the last.
+    pub(crate) fn finish(&self) {
+        let mut unfinished = sync::lock(&self.unfinished);
+        debug_assert!(*unfinished > 0, "finished more than were added");
+        *unfinished -= 1;
+        if *unfinished == 0 {
+            self.all_finished.notify_all();
+        }
+    }
+
+    /// Blocks until everything added has finished.
+    pub(crate) fn wait_for_zero(&self) {
+        let mut unfinished = sync::lock(&self.unfinished);
+        while *unfinished > 0 {
+            unfinished = sync::wait(&self.all_finished, unfinished);
+        }
+    }
+}

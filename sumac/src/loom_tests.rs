@@ -38,7 +38,7 @@ use loom::thread;
 
 use crate::job::{HeapJob, JobHeader, JobRef, JoinFrame, StackJob, DONE, LOCAL, QUEUED, TAKEN};
 use crate::job_list::JobList;
-use crate::latch::{CountLatch, Latch, LockLatch};
+use crate::latch::{CountLatch, FinishCount, Latch, LockLatch};
 use crate::shared_queue::SharedQueue;
 
 // ---------------------------------------------------------------------------------------
@@ -532,6 +532,42 @@ fn loom_scope_count_latch_thread_owner() {
         );
         for job in jobs {
             job.join().unwrap();
+        }
+    });
+}
+
+/// Mirrors dropping a pool whose workers a spawn handler started: the pool counts two
+/// handed-out builders (`FinishCount::add`), two threads finish them (`finish`, as a
+/// `ThreadBuilder`'s drop does after `run` returns) while the dropping thread waits
+/// (`wait_for_zero`, in `Registry::join_threads`). The wait must end (no lost wake-up)
+/// and only after both workers' last writes.
+#[test]
+fn loom_pool_drop_waits_for_custom_spawned_workers() {
+    model(None, || {
+        let count = Arc::new(FinishCount::new());
+        let slots = [Slot::new(), Slot::new()];
+        let workers: Vec<_> = slots
+            .iter()
+            .enumerate()
+            .map(|(i, slot)| {
+                count.add();
+                let (count, slot) = (Arc::clone(&count), Arc::clone(slot));
+                thread::spawn(move || {
+                    slot.write(i + 1);
+                    note(format_args!("worker {i} returned"));
+                    count.finish();
+                })
+            })
+            .collect();
+        count.wait_for_zero();
+        note(format_args!("drop returned"));
+        assert_eq!(
+            (slots[0].read(), slots[1].read()),
+            (1, 2),
+            "both workers finished before the drop returned"
+        );
+        for worker in workers {
+            worker.join().unwrap();
         }
     });
 }

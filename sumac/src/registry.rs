@@ -65,7 +65,7 @@ use crate::job::{
 };
 use crate::job_list::JobList;
 use crate::join::MAX_RECORDED_FORKS;
-use crate::latch::{LockLatch, WorkerLatch};
+use crate::latch::{FinishCount, LockLatch, WorkerLatch};
 use crate::pool::{PanicHandler, ThreadHandler, ThreadPoolBuildError, ThreadPoolBuilder};
 use crate::shared_queue::SharedQueue;
 use crate::stats::{bump, PoolStats, WorkerCounters};
@@ -123,8 +123,7 @@ pub(crate) struct Registry {
     threads: Mutex<Vec<JoinHandle<()>>>,
     /// [`ThreadBuilder`]s handed out and not yet dropped: workers that have not yet
     /// returned (or never will start); dropping the pool waits for zero.
-    unfinished_workers: Mutex<usize>,
-    worker_finished_signal: Condvar,
+    unfinished_workers: FinishCount,
 }
 
 thread_local! {
@@ -194,8 +193,7 @@ impl Registry {
             start_handler: config.start_handler,
             exit_handler: config.exit_handler,
             threads: Mutex::new(Vec::with_capacity(num_threads + 1)),
-            unfinished_workers: Mutex::new(0),
-            worker_finished_signal: Condvar::new(),
+            unfinished_workers: FinishCount::new(),
         });
         let mut thread_name = config.thread_name;
         let mut handles = Vec::with_capacity(num_threads + 1);
@@ -394,36 +392,17 @@ impl Registry {
         }
         // Workers started by a spawn handler have no handle here: wait until each
         // returned from `ThreadBuilder::run` (or its builder was dropped unused).
-        let mut unfinished = self
-            .unfinished_workers
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        while *unfinished > 0 {
-            unfinished = self
-                .worker_finished_signal
-                .wait(unfinished)
-                .unwrap_or_else(PoisonError::into_inner);
-        }
+        self.unfinished_workers.wait_for_zero();
     }
 
     /// A [`ThreadBuilder`] for one of this pool's workers was created.
     pub(crate) fn worker_handed_out(&self) {
-        *self
-            .unfinished_workers
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner) += 1;
+        self.unfinished_workers.add();
     }
 
     /// A [`ThreadBuilder`] was dropped: its worker returned, or never ran.
     pub(crate) fn worker_finished(&self) {
-        let mut unfinished = self
-            .unfinished_workers
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        *unfinished -= 1;
-        if *unfinished == 0 {
-            self.worker_finished_signal.notify_all();
-        }
+        self.unfinished_workers.finish();
     }
 
     fn is_terminating(&self) -> bool {
