@@ -271,8 +271,13 @@ impl Registry {
     {
         let current = WorkerThread::current();
         if current.is_null() {
-            with_registered_worker(Some(self), |registered| match registered {
-                Some(worker) => op(worker),
+            // A thread registered by `use_current_thread` acts as its pool's worker 0:
+            // into another pool it waits as that worker, running its own pool's jobs.
+            with_registered_worker(None, |registered| match registered {
+                Some(worker) if ptr::eq(Arc::as_ptr(&worker.registry), Arc::as_ptr(self)) => {
+                    op(worker)
+                }
+                Some(worker) => self.in_worker_cross(worker, op),
                 None => self.in_worker_cold(op),
             })
         } else {

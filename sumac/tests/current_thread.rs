@@ -152,3 +152,23 @@ fn a_pool_dropped_elsewhere_releases_this_thread() {
     let again = pool_on_this_thread(1);
     assert_eq!(again.install(|| fib(10)), fib_seq(10));
 }
+
+/// Waiting on another pool, this thread keeps acting as worker 0 of its own: a job of
+/// the other pool that needs this pool (whose only worker is this thread) completes.
+#[test]
+fn waiting_on_another_pool_still_runs_this_pools_jobs() {
+    // A deadlock here would block this very thread: a watchdog turns it into a failure.
+    let (done, finished) = mpsc::channel::<()>();
+    thread::spawn(move || {
+        if finished.recv_timeout(Duration::from_secs(60)).is_err() {
+            eprintln!("deadlock: this thread did not run its own pool's job while waiting");
+            std::process::abort();
+        }
+    });
+    let mine = pool_on_this_thread(1);
+    let other = ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+    let here = thread::current().id();
+    let (value, ran_on) = other.install(|| mine.install(|| (fib(15), thread::current().id())));
+    assert_eq!((value, ran_on), (fib_seq(15), here));
+    done.send(()).unwrap();
+}
