@@ -13,10 +13,19 @@ use crate::registry::{self, Registry, WorkerThread};
 /// On a worker the job goes on that worker's own list, like a fork.
 ///
 /// ```
-/// let pool = sumac::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+/// let pool = sumac::ThreadPoolBuilder::new()
+///     .num_threads(2)
+///     .thread_name(|i| format!("mine-{i}"))
+///     .build()
+///     .unwrap();
 /// let (sender, receiver) = std::sync::mpsc::channel();
-/// pool.install(|| sumac::spawn(move || sender.send(sumac::current_num_threads()).unwrap()));
-/// assert_eq!(receiver.recv().unwrap(), 2); // it ran on `pool`
+/// pool.install(|| {
+///     sumac::spawn(move || {
+///         let name = std::thread::current().name().unwrap().to_owned();
+///         sender.send(name).unwrap();
+///     })
+/// });
+/// assert!(receiver.recv().unwrap().starts_with("mine-")); // it ran on `pool`
 /// ```
 ///
 /// ```
