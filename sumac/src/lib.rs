@@ -211,12 +211,8 @@ pub fn current_num_threads() -> usize {
 /// assert!(pool.install(sumac::current_thread_index).is_some());
 /// ```
 pub fn current_thread_index() -> Option<usize> {
-    // SAFETY: a non-null thread-local pointer refers to this thread's live worker.
-    match unsafe { WorkerThread::current().as_ref() } {
-        Some(worker) => Some(worker.index()),
-        // A thread made worker 0 by `use_current_thread` is worker 0 throughout.
-        None => registry::with_registered_worker(None, |worker| worker.map(WorkerThread::index)),
-    }
+    // A thread made worker 0 by `use_current_thread` is worker 0 throughout.
+    registry::with_current_worker(None, WorkerThread::index)
 }
 
 /// The most worker threads a sumac pool may have: a larger
@@ -249,9 +245,7 @@ const MAX_NUM_THREADS: usize = 0xFFFF;
 /// });
 /// ```
 pub fn current_thread_has_pending_tasks() -> Option<bool> {
-    // SAFETY: a non-null thread-local pointer refers to this thread's live worker.
-    let worker = unsafe { WorkerThread::current().as_ref() }?;
-    Some(worker.has_pending_jobs())
+    registry::with_current_worker(None, WorkerThread::has_pending_jobs)
 }
 
 /// The counters of the global pool (starting it if needed); see [`ThreadPool::stats`].

@@ -695,12 +695,7 @@ impl ThreadPool {
     /// });
     /// ```
     pub fn current_thread_has_pending_tasks(&self) -> Option<bool> {
-        // SAFETY: a non-null thread-local pointer refers to this thread's live worker.
-        let worker = unsafe { crate::registry::WorkerThread::current().as_ref() }?;
-        if !Arc::ptr_eq(worker.registry(), &self.registry) {
-            return None;
-        }
-        Some(worker.has_pending_jobs())
+        registry::with_current_worker(Some(&self.registry), WorkerThread::has_pending_jobs)
     }
 
     /// [`broadcast`](crate::broadcast()) on this pool: runs `op` once on every worker
@@ -757,13 +752,7 @@ impl ThreadPool {
     /// assert!(pool.install(|| pool.current_thread_index()).unwrap() < 2);
     /// ```
     pub fn current_thread_index(&self) -> Option<usize> {
-        // SAFETY: a non-null thread-local pointer refers to this thread's live worker.
-        let Some(worker) = (unsafe { WorkerThread::current().as_ref() }) else {
-            return registry::with_registered_worker(Some(&self.registry), |worker| {
-                worker.map(WorkerThread::index)
-            });
-        };
-        std::ptr::eq(&**worker.registry(), &*self.registry).then(|| worker.index())
+        registry::with_current_worker(Some(&self.registry), WorkerThread::index)
     }
 
     /// Per-worker counters: forks, heartbeats, promotions, shared jobs run, sleeps and

@@ -717,6 +717,23 @@ pub(crate) fn with_registered_worker<R>(
     activate(worker, |worker| f(Some(worker)))
 }
 
+/// Calls `f` with the calling thread's worker, if it is one of `registry`'s (of any
+/// pool's when `None`): the worker it runs as, or, for a thread registered by
+/// `use_current_thread` and not inside a call into its pool, its worker 0 (made active
+/// for the call). `None` for other threads.
+pub(crate) fn with_current_worker<R>(
+    registry: Option<&Registry>,
+    f: impl FnOnce(&WorkerThread) -> R,
+) -> Option<R> {
+    // SAFETY: a non-null thread-local pointer refers to this thread's live worker.
+    match unsafe { WorkerThread::current().as_ref() } {
+        Some(worker) => registry
+            .is_none_or(|registry| ptr::eq(Arc::as_ptr(&worker.registry), registry))
+            .then(|| f(worker)),
+        None => with_registered_worker(registry, |registered| registered.map(f)),
+    }
+}
+
 /// Runs `f` with the registered, inactive `worker` active on this thread.
 fn activate<R>(worker: &WorkerThread, f: impl FnOnce(&WorkerThread) -> R) -> R {
     /// Makes the worker inactive again when `f` returns or unwinds.

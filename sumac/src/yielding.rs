@@ -2,7 +2,7 @@
 //! lock, a channel, a flag set by another job) lets the pool's pending work run on its
 //! thread meanwhile.
 
-use crate::registry::{Registry, WorkerThread};
+use crate::registry::Registry;
 
 /// What a call to [`yield_now`] or [`yield_local`] did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -44,20 +44,12 @@ pub fn yield_local() -> Option<Yield> {
 /// Runs one pending job on the calling worker, if it belongs to `pool` (any pool when
 /// `None`).
 pub(crate) fn yield_on(pool: Option<&Registry>, shared: bool) -> Option<Yield> {
-    let run = |worker: &WorkerThread| {
+    // A thread made worker 0 by `use_current_thread` yields as that worker.
+    crate::registry::with_current_worker(pool, |worker| {
         if worker.run_pending_job(shared) {
             Yield::Executed
         } else {
             Yield::Idle
         }
-    };
-    // SAFETY: a non-null thread-local pointer refers to this thread's live worker.
-    let Some(worker) = (unsafe { WorkerThread::current().as_ref() }) else {
-        // A thread made worker 0 by `use_current_thread` yields as that worker.
-        return crate::registry::with_registered_worker(pool, |worker| worker.map(run));
-    };
-    if pool.is_some_and(|pool| !std::ptr::eq(pool, &**worker.registry())) {
-        return None;
-    }
-    Some(run(worker))
+    })
 }

@@ -30,6 +30,11 @@ fn a_one_worker_pool_runs_everything_on_this_thread() {
     assert_eq!(sumac::current_thread_index(), Some(0));
     assert_eq!(pool.current_thread_index(), Some(0));
     assert_eq!(sumac::current_num_threads(), 1);
+    assert_eq!(sumac::current_thread_has_pending_tasks(), Some(false));
+    assert_eq!(pool.current_thread_has_pending_tasks(), Some(false));
+    let other = ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+    assert_eq!(other.current_thread_index(), None);
+    assert_eq!(other.yield_now(), None);
     let on_this_thread = || assert_eq!(thread::current().id(), here);
     assert_eq!(pool.install(|| fib(18)), fib_seq(18));
     assert_eq!(
