@@ -22,6 +22,40 @@ pub struct MultiZip<T> {
     tuple: T,
 }
 
+/// The type `&'a T` (`shared`) or `&'a mut T` (`mut`).
+macro_rules! reference_to {
+    (shared $t:ty) => { &'a $t };
+    (mut $t:ty) => { &'a mut $t };
+}
+
+/// Implements `IntoParallelIterator` for a `shared` or `mut` reference to a tuple: its
+/// parts are zipped by that kind of reference, as in `(a, b).par_iter()` and
+/// `(a, b).par_iter_mut()`.
+macro_rules! tuple_by_reference {
+    ($kind:tt $first:ident, $($rest:ident),+) => {
+        impl<'a, $first, $($rest),+> IntoParallelIterator for reference_to!($kind ($first, $($rest),+))
+        where
+            reference_to!($kind $first): IntoParallelIterator,
+            <reference_to!($kind $first) as IntoParallelIterator>::Iter: IndexedParallelIterator,
+            $(reference_to!($kind $rest): IntoParallelIterator,
+              <reference_to!($kind $rest) as IntoParallelIterator>::Iter: IndexedParallelIterator,)+
+        {
+            type Iter = MultiZip<(
+                <reference_to!($kind $first) as IntoParallelIterator>::Iter,
+                $(<reference_to!($kind $rest) as IntoParallelIterator>::Iter),+
+            )>;
+            type Item = <Self::Iter as ParallelIterator>::Item;
+            #[allow(non_snake_case)]
+            fn into_par_iter(self) -> Self::Iter {
+                let ($first, $($rest),+) = self;
+                MultiZip {
+                    tuple: ($first.into_par_iter(), $($rest.into_par_iter()),+),
+                }
+            }
+        }
+    };
+}
+
 /// Implements `MultiZip` for one tuple arity: the first iterator zipped with each next
 /// one, and the nested pairs flattened into a tuple.
 macro_rules! multizip {
@@ -43,50 +77,8 @@ macro_rules! multizip {
             }
         }
 
-        /// A reference to a tuple zips references to its parts (`(a, b).par_iter()`).
-        impl<'a, $first, $($rest),+> IntoParallelIterator for &'a ($first, $($rest),+)
-        where
-            &'a $first: IntoParallelIterator,
-            <&'a $first as IntoParallelIterator>::Iter: IndexedParallelIterator,
-            $(&'a $rest: IntoParallelIterator,
-              <&'a $rest as IntoParallelIterator>::Iter: IndexedParallelIterator,)+
-        {
-            type Iter = MultiZip<(
-                <&'a $first as IntoParallelIterator>::Iter,
-                $(<&'a $rest as IntoParallelIterator>::Iter),+
-            )>;
-            type Item = <Self::Iter as ParallelIterator>::Item;
-            #[allow(non_snake_case)]
-            fn into_par_iter(self) -> Self::Iter {
-                let ($first, $($rest),+) = self;
-                MultiZip {
-                    tuple: ($first.into_par_iter(), $($rest.into_par_iter()),+),
-                }
-            }
-        }
-
-        /// A mutable reference to a tuple zips mutable references to its parts
-        /// (`(a, b).par_iter_mut()`).
-        impl<'a, $first, $($rest),+> IntoParallelIterator for &'a mut ($first, $($rest),+)
-        where
-            &'a mut $first: IntoParallelIterator,
-            <&'a mut $first as IntoParallelIterator>::Iter: IndexedParallelIterator,
-            $(&'a mut $rest: IntoParallelIterator,
-              <&'a mut $rest as IntoParallelIterator>::Iter: IndexedParallelIterator,)+
-        {
-            type Iter = MultiZip<(
-                <&'a mut $first as IntoParallelIterator>::Iter,
-                $(<&'a mut $rest as IntoParallelIterator>::Iter),+
-            )>;
-            type Item = <Self::Iter as ParallelIterator>::Item;
-            #[allow(non_snake_case)]
-            fn into_par_iter(self) -> Self::Iter {
-                let ($first, $($rest),+) = self;
-                MultiZip {
-                    tuple: ($first.into_par_iter(), $($rest.into_par_iter()),+),
-                }
-            }
-        }
+        tuple_by_reference!(shared $first, $($rest),+);
+        tuple_by_reference!(mut $first, $($rest),+);
 
         impl<$first, $($rest),+> ParallelIterator for MultiZip<($first, $($rest),+)>
         where
