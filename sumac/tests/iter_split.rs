@@ -23,16 +23,27 @@ enum Plan {
     },
 }
 
-impl<T> ProducerCallback<T> for Plan {
+/// A [`Plan`] for a producer of `n` items.
+struct Run {
+    n: usize,
+    plan: Plan,
+}
+
+/// The items of `p`, checking that its iterator reports `len` of them.
+fn items<P: Producer>(p: P, len: usize) -> Vec<P::Item> {
+    let it = p.into_iter();
+    assert_eq!(it.len(), len);
+    let v: Vec<P::Item> = it.collect();
+    assert_eq!(v.len(), len);
+    v
+}
+
+impl<T> ProducerCallback<T> for Run {
     type Output = Vec<T>;
     fn callback<P: Producer<Item = T>>(self, p: P) -> Vec<T> {
-        let n = p.len();
-        match self {
-            Plan::Whole => {
-                let it = p.into_iter();
-                assert_eq!(it.len(), n);
-                it.collect()
-            }
+        let n = self.n;
+        match self.plan {
+            Plan::Whole => items(p, n),
             Plan::Backwards => {
                 let it = p.into_iter();
                 assert_eq!(it.len(), n);
@@ -42,13 +53,12 @@ impl<T> ProducerCallback<T> for Plan {
             }
             Plan::One { at, right_first } => {
                 let (l, r) = p.split_at(at);
-                assert_eq!((l.len(), r.len()), (at, n - at));
                 let (lv, rv): (Vec<T>, Vec<T>) = if right_first {
-                    let rv = r.into_iter().collect();
-                    (l.into_iter().collect(), rv)
+                    let rv = items(r, n - at);
+                    (items(l, at), rv)
                 } else {
-                    let lv = l.into_iter().collect();
-                    (lv, r.into_iter().collect())
+                    let lv = items(l, at);
+                    (lv, items(r, n - at))
                 };
                 lv.into_iter().chain(rv).collect()
             }
@@ -59,23 +69,19 @@ impl<T> ProducerCallback<T> for Plan {
             } => {
                 let (l, r) = p.split_at(at);
                 let (rl, rr) = r.split_at(at2);
-                assert_eq!((l.len(), rl.len(), rr.len()), (at, at2, n - at - at2));
                 let (a, b, c): (Vec<T>, Vec<T>, Vec<T>) = if right_first {
-                    let c = rr.into_iter().collect();
-                    let b = rl
+                    let c = items(rr, n - at - at2);
+                    let b: Vec<T> = rl
                         .into_iter()
                         .rev()
                         .collect::<Vec<T>>()
                         .into_iter()
                         .rev()
                         .collect();
-                    (l.into_iter().collect(), b, c)
+                    assert_eq!(b.len(), at2);
+                    (items(l, at), b, c)
                 } else {
-                    (
-                        l.into_iter().collect(),
-                        rl.into_iter().collect(),
-                        rr.into_iter().collect(),
-                    )
+                    (items(l, at), items(rl, at2), items(rr, n - at - at2))
                 };
                 a.into_iter().chain(b).chain(c).collect()
             }
@@ -92,15 +98,16 @@ where
 {
     let n = expected.len();
     assert_eq!(make().len(), n);
-    assert_eq!(make().with_producer(Plan::Whole), expected);
-    assert_eq!(make().with_producer(Plan::Backwards), expected);
+    let run = |plan| make().with_producer(Run { n, plan });
+    assert_eq!(run(Plan::Whole), expected);
+    assert_eq!(run(Plan::Backwards), expected);
     for at in 0..=n {
         for right_first in [false, true] {
-            let got = make().with_producer(Plan::One { at, right_first });
+            let got = run(Plan::One { at, right_first });
             assert_eq!(got, expected, "split at {at} (right first: {right_first})");
             if n <= 16 {
                 for at2 in 0..=n - at {
-                    let got = make().with_producer(Plan::Two {
+                    let got = run(Plan::Two {
                         at,
                         at2,
                         right_first,
@@ -380,6 +387,8 @@ fn interleaved(a: &[usize], b: &[usize], shortest: bool) -> Vec<usize> {
 /// a cut after output `i`), peeling pieces off the left end or off the right end, and
 /// reads the pieces forwards, backwards, or from both ends in turns.
 struct Cuts {
+    /// The producer's number of items.
+    n: usize,
     cuts: u64,
     from_right: bool,
 }
@@ -387,34 +396,34 @@ struct Cuts {
 impl<T> ProducerCallback<T> for Cuts {
     type Output = Vec<T>;
     fn callback<P: Producer<Item = T>>(self, p: P) -> Vec<T> {
-        let n = p.len();
+        let n = self.n;
         let points: Vec<usize> = (1..n).filter(|&i| self.cuts >> (i - 1) & 1 == 1).collect();
-        let mut pieces: Vec<P> = Vec::new();
+        // The pieces with their lengths (a producer does not know its own).
+        let mut pieces: Vec<(P, usize)> = Vec::new();
         if self.from_right {
             let mut rest = p;
+            let mut end = n;
             for &at in points.iter().rev() {
                 let (l, r) = rest.split_at(at);
-                assert_eq!(r.len(), n - at - pieces.iter().map(P::len).sum::<usize>());
-                pieces.push(r);
+                pieces.push((r, end - at));
                 rest = l;
+                end = at;
             }
-            pieces.push(rest);
+            pieces.push((rest, end));
             pieces.reverse();
         } else {
             let mut rest = p;
             let mut done = 0;
             for &at in &points {
                 let (l, r) = rest.split_at(at - done);
-                assert_eq!(l.len(), at - done);
-                pieces.push(l);
+                pieces.push((l, at - done));
                 rest = r;
                 done = at;
             }
-            pieces.push(rest);
+            pieces.push((rest, n - done));
         }
         let mut out = Vec::new();
-        for (i, piece) in pieces.into_iter().enumerate() {
-            let len = piece.len();
+        for (i, (piece, len)) in pieces.into_iter().enumerate() {
             let mut it = piece.into_iter();
             assert_eq!(it.len(), len);
             let items: Vec<T> = match i % 3 {
@@ -475,7 +484,11 @@ where
     assert!(n <= 16, "too many ways to cut {n} items");
     for cuts in 0..1u64 << n.saturating_sub(1) {
         for from_right in [false, true] {
-            let got = make().with_producer(Cuts { cuts, from_right });
+            let got = make().with_producer(Cuts {
+                n,
+                cuts,
+                from_right,
+            });
             assert_eq!(
                 got, expected,
                 "cuts {cuts:#b} (from the right: {from_right})"

@@ -3,7 +3,9 @@
 //! A search that finds its answer early then never touches the later blocks, and a
 //! reduction sees the items block by block.
 
-use super::plumbing::{bridge, Consumer, Folder, Producer, ProducerCallback, Reducer};
+use super::plumbing::{
+    bridge_producer_consumer, Consumer, Folder, Producer, ProducerCallback, Reducer,
+};
 use super::{IndexedParallelIterator, ParallelIterator};
 
 /// The size of the first block of [`by_exponential_blocks`](IndexedParallelIterator::by_exponential_blocks).
@@ -26,7 +28,9 @@ macro_rules! block_adaptor {
             type Item = I::Item;
             fn drive_unindexed<C: Consumer<I::Item>>(self, consumer: C) -> C::Result {
                 let size = self.size;
+                let len = self.base.len();
                 self.base.with_producer(BlockCallback {
+                    len,
                     consumer,
                     block_len: move |$k: u32| {
                         let $size = size;
@@ -69,8 +73,9 @@ impl<I> ExponentialBlocks<I> {
     }
 }
 
-/// Runs the producer block by block into the consumer.
+/// Runs the producer, of `len` items, block by block into the consumer.
 struct BlockCallback<C, L> {
+    len: usize,
     consumer: C,
     block_len: L,
 }
@@ -83,23 +88,25 @@ where
     type Output = C::Result;
     fn callback<P: Producer<Item = T>>(self, mut producer: P) -> C::Result {
         let BlockCallback {
+            mut len,
             mut consumer,
             block_len,
         } = self;
         let mut result: Option<C::Result> = None;
         let mut k = 0u32;
-        while producer.len() > 0 && !consumer.full() {
-            let n = block_len(k).min(producer.len());
+        while len > 0 && !consumer.full() {
+            let n = block_len(k).min(len);
             k = k.saturating_add(1);
             let (block, rest) = producer.split_at(n);
             let (here, later) = consumer.split_at(n);
             let reducer = here.to_reducer();
-            let done = bridge(block, here);
+            let done = bridge_producer_consumer(n, block, here);
             result = Some(match result {
                 Some(before) => reducer.reduce(before, done),
                 None => done,
             });
             producer = rest;
+            len -= n;
             consumer = later;
         }
         match result {

@@ -63,18 +63,20 @@ where
 }
 
 impl<A, B> JoinProducers for Chain<A, B> {
-    fn join<PA, PB>(a: PA, b: PB) -> impl Producer<Item = PA::Item>
+    fn join<PA, PB>(a: PA, a_len: usize, b: PB, _b_len: usize) -> impl Producer<Item = PA::Item>
     where
         PA: Producer,
         PB: Producer<Item = PA::Item>,
     {
-        ChainProducer { a, b }
+        ChainProducer { a, b, a_len }
     }
 }
 
+/// The items of `a` (`a_len` of them), then those of `b`.
 struct ChainProducer<PA, PB> {
     a: PA,
     b: PB,
+    a_len: usize,
 }
 
 impl<PA, PB> Producer for ChainProducer<PA, PB>
@@ -85,10 +87,6 @@ where
     type Item = PA::Item;
     type IntoIter = ChainIter<PA::IntoIter, PB::IntoIter>;
 
-    fn len(&self) -> usize {
-        self.a.len() + self.b.len()
-    }
-
     fn into_iter(self) -> Self::IntoIter {
         ChainIter {
             a: self.a.into_iter(),
@@ -97,7 +95,7 @@ where
     }
 
     fn split_at(self, index: usize) -> (Self, Self) {
-        let a_len = self.a.len();
+        let a_len = self.a_len;
         if index <= a_len {
             let (a_left, a_right) = self.a.split_at(index);
             let (b_none, b) = self.b.split_at(0);
@@ -105,17 +103,27 @@ where
                 ChainProducer {
                     a: a_left,
                     b: b_none,
+                    a_len: index,
                 },
-                ChainProducer { a: a_right, b },
+                ChainProducer {
+                    a: a_right,
+                    b,
+                    a_len: a_len - index,
+                },
             )
         } else {
             let (b_left, b_right) = self.b.split_at(index - a_len);
             let (a, a_none) = self.a.split_at(a_len);
             (
-                ChainProducer { a, b: b_left },
+                ChainProducer {
+                    a,
+                    b: b_left,
+                    a_len,
+                },
                 ChainProducer {
                     a: a_none,
                     b: b_right,
+                    a_len: 0,
                 },
             )
         }

@@ -99,7 +99,8 @@ macro_rules! chunk_adaptor {
             fn with_producer<CB: ProducerCallback<$item>>(self, callback: CB) -> CB::Output {
                 let $name { size, base $(, $field)* } = self;
                 let op = $op;
-                base.with_producer(ChunkCallback { size, op, callback })
+                let base_len = base.len();
+                base.with_producer(ChunkCallback { size, base_len, op, callback })
             }
         }
     };
@@ -174,9 +175,10 @@ chunk_adaptor!(impl[] FoldChunksWith<I, U, F> { init, fold_op } => U,
     where [F: Fn(U, I::Item) -> U + Sync + Send, U: Clone + Send],
     op = FoldChunkWith { init, fold_op: &fold_op });
 
-/// Receives the base producer and hands the chunk producer on.
+/// Receives the base producer (of `base_len` items) and hands the chunk producer on.
 struct ChunkCallback<G, CB> {
     size: usize,
+    base_len: usize,
     op: G,
     callback: CB,
 }
@@ -191,39 +193,40 @@ where
         self.callback.callback(ChunkProducer {
             size: self.size,
             base,
+            base_len: self.base_len,
             op: self.op,
         })
     }
 }
 
-/// Chunks of `size` items of the base producer, each turned into one item by `op`; the
-/// last chunk may be shorter.
+/// Chunks of `size` items of the base producer (of `base_len` items), each turned into
+/// one item by `op`; the last chunk may be shorter.
 struct ChunkProducer<P, G> {
     size: usize,
     base: P,
+    base_len: usize,
     op: G,
 }
 
 impl<P: Producer, G: ChunkOp<P::Item>> Producer for ChunkProducer<P, G> {
     type Item = G::Output;
     type IntoIter = ChunkIter<P, G>;
-    fn len(&self) -> usize {
-        self.base.len().div_ceil(self.size)
-    }
     fn into_iter(self) -> ChunkIter<P, G> {
         ChunkIter {
             size: self.size,
             rest: Some(self.base),
+            left: self.base_len,
             op: self.op,
         }
     }
     fn split_at(self, index: usize) -> (Self, Self) {
-        let at = index.saturating_mul(self.size).min(self.base.len());
+        let at = index.saturating_mul(self.size).min(self.base_len);
         let (left, right) = self.base.split_at(at);
         let size = self.size;
         let left = ChunkProducer {
             size,
             base: left,
+            base_len: at,
             op: self.op.split(),
         };
         (
@@ -231,6 +234,7 @@ impl<P: Producer, G: ChunkOp<P::Item>> Producer for ChunkProducer<P, G> {
             ChunkProducer {
                 size,
                 base: right,
+                base_len: self.base_len - at,
                 op: self.op,
             },
         )
@@ -238,39 +242,36 @@ impl<P: Producer, G: ChunkOp<P::Item>> Producer for ChunkProducer<P, G> {
 }
 
 /// The sequential side of [`ChunkProducer`]: splits a chunk off either end of what is
-/// left and applies the op to its items.
+/// left (`left` items of the base producer) and applies the op to its items.
 struct ChunkIter<P, G> {
     size: usize,
     rest: Option<P>,
+    left: usize,
     op: G,
-}
-
-impl<P: Producer, G> ChunkIter<P, G> {
-    fn items_left(&self) -> usize {
-        self.rest.as_ref().map_or(0, P::len)
-    }
 }
 
 impl<P: Producer, G: ChunkOp<P::Item>> Iterator for ChunkIter<P, G> {
     type Item = G::Output;
     fn next(&mut self) -> Option<G::Output> {
-        let left = self.items_left();
+        let left = self.left;
         if left == 0 {
             return None;
         }
-        let (chunk, rest) = self.rest.take()?.split_at(self.size.min(left));
+        let n = self.size.min(left);
+        let (chunk, rest) = self.rest.take()?.split_at(n);
         self.rest = Some(rest);
+        self.left -= n;
         Some(self.op.apply(chunk.into_iter()))
     }
     fn size_hint(&self) -> (usize, Option<usize>) {
-        let n = self.items_left().div_ceil(self.size);
+        let n = self.left.div_ceil(self.size);
         (n, Some(n))
     }
 }
 
 impl<P: Producer, G: ChunkOp<P::Item>> DoubleEndedIterator for ChunkIter<P, G> {
     fn next_back(&mut self) -> Option<G::Output> {
-        let left = self.items_left();
+        let left = self.left;
         if left == 0 {
             return None;
         }
@@ -278,6 +279,7 @@ impl<P: Producer, G: ChunkOp<P::Item>> DoubleEndedIterator for ChunkIter<P, G> {
         let last = left - (left - 1) / self.size * self.size;
         let (rest, chunk) = self.rest.take()?.split_at(left - last);
         self.rest = Some(rest);
+        self.left -= last;
         Some(self.op.apply(chunk.into_iter()))
     }
 }

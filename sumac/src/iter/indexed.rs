@@ -71,12 +71,9 @@ struct EnumerateProducer<P> {
 impl<P: Producer> Producer for EnumerateProducer<P> {
     type Item = (usize, P::Item);
     type IntoIter = std::iter::Zip<std::ops::Range<usize>, P::IntoIter>;
-    fn len(&self) -> usize {
-        self.base.len()
-    }
     fn into_iter(self) -> Self::IntoIter {
-        let end = self.offset + self.base.len();
-        (self.offset..end).zip(self.base.into_iter())
+        let base = self.base.into_iter();
+        (self.offset..self.offset + base.len()).zip(base)
     }
     fn split_at(self, index: usize) -> (Self, Self) {
         let (l, r) = self.base.split_at(index);
@@ -139,22 +136,23 @@ where
         }
         impl<TA, TB, CB: ProducerCallback<(TA, TB)>> PairCallback<TA, TB> for ZipPair<CB> {
             type Output = CB::Output;
-            fn call<PA, PB>(self, a: PA, b: PB) -> CB::Output
+            fn call<PA, PB>(self, a: PA, a_len: usize, b: PB, b_len: usize) -> CB::Output
             where
                 PA: Producer<Item = TA>,
                 PB: Producer<Item = TB>,
             {
-                let (a, b) = (truncate(a, self.len), truncate(b, self.len));
+                let (a, b) = (truncate(a, a_len, self.len), truncate(b, b_len, self.len));
                 self.callback.callback(ZipProducer { a, b })
             }
         }
     }
 }
 
-/// Receives the producers of two indexed iterators (see [`with_two_producers`]).
+/// Receives the producers of two indexed iterators, with their lengths (see
+/// [`with_two_producers`]).
 pub(super) trait PairCallback<TA, TB> {
     type Output;
-    fn call<PA, PB>(self, a: PA, b: PB) -> Self::Output
+    fn call<PA, PB>(self, a: PA, a_len: usize, b: PB, b_len: usize) -> Self::Output
     where
         PA: Producer<Item = TA>,
         PB: Producer<Item = TB>;
@@ -168,11 +166,13 @@ where
     B: IndexedParallelIterator,
     PC: PairCallback<A::Item, B::Item>,
 {
-    return a.with_producer(CallbackA { pair, b });
+    let lens = (a.len(), b.len());
+    return a.with_producer(CallbackA { pair, b, lens });
 
     struct CallbackA<PC, B> {
         pair: PC,
         b: B,
+        lens: (usize, usize),
     }
     impl<TA, PC, B> ProducerCallback<TA> for CallbackA<PC, B>
     where
@@ -181,13 +181,18 @@ where
     {
         type Output = PC::Output;
         fn callback<PA: Producer<Item = TA>>(self, a: PA) -> PC::Output {
-            self.b.with_producer(CallbackB { pair: self.pair, a })
+            self.b.with_producer(CallbackB {
+                pair: self.pair,
+                a,
+                lens: self.lens,
+            })
         }
     }
 
     struct CallbackB<PC, PA> {
         pair: PC,
         a: PA,
+        lens: (usize, usize),
     }
     impl<TB, PC, PA> ProducerCallback<TB> for CallbackB<PC, PA>
     where
@@ -196,14 +201,15 @@ where
     {
         type Output = PC::Output;
         fn callback<PB: Producer<Item = TB>>(self, b: PB) -> PC::Output {
-            self.pair.call(self.a, b)
+            self.pair.call(self.a, self.lens.0, b, self.lens.1)
         }
     }
 }
 
-/// Builds one producer out of two of the same item type (chain, interleave).
+/// Builds one producer out of two of the same item type (chain, interleave), given
+/// their lengths.
 pub(super) trait JoinProducers {
-    fn join<PA, PB>(a: PA, b: PB) -> impl Producer<Item = PA::Item>
+    fn join<PA, PB>(a: PA, a_len: usize, b: PB, b_len: usize) -> impl Producer<Item = PA::Item>
     where
         PA: Producer,
         PB: Producer<Item = PA::Item>;
@@ -232,12 +238,12 @@ where
     }
     impl<T, J: JoinProducers, CB: ProducerCallback<T>> PairCallback<T, T> for Joined<J, CB> {
         type Output = CB::Output;
-        fn call<PA, PB>(self, a: PA, b: PB) -> CB::Output
+        fn call<PA, PB>(self, a: PA, a_len: usize, b: PB, b_len: usize) -> CB::Output
         where
             PA: Producer<Item = T>,
             PB: Producer<Item = T>,
         {
-            self.callback.callback(J::join(a, b))
+            self.callback.callback(J::join(a, a_len, b, b_len))
         }
     }
 }
@@ -249,9 +255,9 @@ pub(super) fn total_len(a: usize, b: usize, what: &str) -> usize {
         .unwrap_or_else(|| panic!("{what} length overflows usize"))
 }
 
-/// The first `len` items of `p` (the rest is dropped).
-fn truncate<P: Producer>(p: P, len: usize) -> P {
-    if p.len() > len {
+/// The first `len` items of `p`, which has `p_len` (the rest is dropped).
+fn truncate<P: Producer>(p: P, p_len: usize, len: usize) -> P {
+    if p_len > len {
         p.split_at(len).0
     } else {
         p
@@ -267,9 +273,6 @@ struct ZipProducer<A, B> {
 impl<A: Producer, B: Producer> Producer for ZipProducer<A, B> {
     type Item = (A::Item, B::Item);
     type IntoIter = std::iter::Zip<A::IntoIter, B::IntoIter>;
-    fn len(&self) -> usize {
-        self.a.len().min(self.b.len())
-    }
     fn into_iter(self) -> Self::IntoIter {
         self.a.into_iter().zip(self.b.into_iter())
     }
@@ -308,37 +311,50 @@ impl<I: IndexedParallelIterator> IndexedParallelIterator for Rev<I> {
         self.base.len()
     }
     fn with_producer<CB: ProducerCallback<I::Item>>(self, callback: CB) -> CB::Output {
-        return self.base.with_producer(Callback { callback });
+        let len = self.base.len();
+        return self.base.with_producer(Callback { callback, len });
 
         struct Callback<CB> {
             callback: CB,
+            len: usize,
         }
         impl<T, CB: ProducerCallback<T>> ProducerCallback<T> for Callback<CB> {
             type Output = CB::Output;
             fn callback<P: Producer<Item = T>>(self, base: P) -> CB::Output {
-                self.callback.callback(RevProducer { base })
+                self.callback.callback(RevProducer {
+                    base,
+                    len: self.len,
+                })
             }
         }
     }
 }
 
+/// The `len` items of `base`, last first.
 struct RevProducer<P> {
     base: P,
+    len: usize,
 }
 
 impl<P: Producer> Producer for RevProducer<P> {
     type Item = P::Item;
     type IntoIter = std::iter::Rev<P::IntoIter>;
-    fn len(&self) -> usize {
-        self.base.len()
-    }
     fn into_iter(self) -> Self::IntoIter {
         self.base.into_iter().rev()
     }
     fn split_at(self, index: usize) -> (Self, Self) {
-        let len = self.base.len();
+        let len = self.len;
         let (l, r) = self.base.split_at(len - index);
-        (RevProducer { base: r }, RevProducer { base: l })
+        (
+            RevProducer {
+                base: r,
+                len: index,
+            },
+            RevProducer {
+                base: l,
+                len: len - index,
+            },
+        )
     }
     fn min_len(&self) -> usize {
         self.base.min_len()
@@ -357,7 +373,7 @@ enum Side {
     Upper,
 }
 
-/// Splits the base producer at `n` (or its length) and hands on the `keep` side: the
+/// Splits the base producer at `n` (at most its length) and hands on the `keep` side: the
 /// upper one for `skip`, the lower one for `take`. The other side is dropped after the
 /// callback returns, so a `Vec` source drops the items nobody asked for exactly once.
 struct SplitAtCallback<CB> {
@@ -369,8 +385,7 @@ struct SplitAtCallback<CB> {
 impl<T, CB: ProducerCallback<T>> ProducerCallback<T> for SplitAtCallback<CB> {
     type Output = CB::Output;
     fn callback<P: Producer<Item = T>>(self, base: P) -> CB::Output {
-        let n = self.n.min(base.len());
-        let (lower, upper) = base.split_at(n);
+        let (lower, upper) = base.split_at(self.n);
         match self.keep {
             Side::Lower => self.callback.callback(lower),
             Side::Upper => self.callback.callback(upper),
@@ -462,14 +477,17 @@ impl<I: IndexedParallelIterator> IndexedParallelIterator for StepBy<I> {
         self.base.len().div_ceil(self.step)
     }
     fn with_producer<CB: ProducerCallback<I::Item>>(self, callback: CB) -> CB::Output {
+        let base_len = self.base.len();
         return self.base.with_producer(Callback {
             callback,
             step: self.step,
+            base_len,
         });
 
         struct Callback<CB> {
             callback: CB,
             step: usize,
+            base_len: usize,
         }
         impl<T, CB: ProducerCallback<T>> ProducerCallback<T> for Callback<CB> {
             type Output = CB::Output;
@@ -477,37 +495,39 @@ impl<I: IndexedParallelIterator> IndexedParallelIterator for StepBy<I> {
                 self.callback.callback(StepByProducer {
                     base,
                     step: self.step,
+                    base_len: self.base_len,
                 })
             }
         }
     }
 }
 
+/// Every `step`-th item of `base` (of `base_len` items), starting with the first.
 struct StepByProducer<P> {
     base: P,
     step: usize,
+    base_len: usize,
 }
 
 impl<P: Producer> Producer for StepByProducer<P> {
     type Item = P::Item;
     type IntoIter = std::iter::StepBy<P::IntoIter>;
-    fn len(&self) -> usize {
-        self.base.len().div_ceil(self.step)
-    }
     fn into_iter(self) -> Self::IntoIter {
         self.base.into_iter().step_by(self.step)
     }
     fn split_at(self, index: usize) -> (Self, Self) {
-        let at = index.saturating_mul(self.step).min(self.base.len());
+        let at = index.saturating_mul(self.step).min(self.base_len);
         let (l, r) = self.base.split_at(at);
         (
             StepByProducer {
                 base: l,
                 step: self.step,
+                base_len: at,
             },
             StepByProducer {
                 base: r,
                 step: self.step,
+                base_len: self.base_len - at,
             },
         )
     }
@@ -605,9 +625,6 @@ struct LenProducer<P> {
 impl<P: Producer> Producer for LenProducer<P> {
     type Item = P::Item;
     type IntoIter = P::IntoIter;
-    fn len(&self) -> usize {
-        self.base.len()
-    }
     fn into_iter(self) -> P::IntoIter {
         self.base.into_iter()
     }
@@ -667,20 +684,26 @@ where
 }
 
 impl<A, B> JoinProducers for Interleave<A, B> {
-    fn join<PA, PB>(a: PA, b: PB) -> impl Producer<Item = PA::Item>
+    fn join<PA, PB>(a: PA, a_len: usize, b: PB, b_len: usize) -> impl Producer<Item = PA::Item>
     where
         PA: Producer,
         PB: Producer<Item = PA::Item>,
     {
-        InterleaveProducer { a, b, a_next: true }
+        InterleaveProducer {
+            a,
+            b,
+            lens: (a_len, b_len),
+            a_next: true,
+        }
     }
 }
 
-/// The items of `a` and `b` in turns (`a` first when `a_next`), then the rest of the
-/// longer one.
+/// The items of `a` and `b` (of `lens` items) in turns (`a` first when `a_next`), then
+/// the rest of the longer one.
 struct InterleaveProducer<A, B> {
     a: A,
     b: B,
+    lens: (usize, usize),
     a_next: bool,
 }
 
@@ -691,9 +714,6 @@ where
 {
     type Item = A::Item;
     type IntoIter = InterleaveIter<A::IntoIter, B::IntoIter>;
-    fn len(&self) -> usize {
-        self.a.len() + self.b.len()
-    }
     fn into_iter(self) -> Self::IntoIter {
         InterleaveIter {
             a: self.a.into_iter(),
@@ -702,7 +722,7 @@ where
         }
     }
     fn split_at(self, index: usize) -> (Self, Self) {
-        let (la, lb) = (self.a.len(), self.b.len());
+        let (la, lb) = self.lens;
         // While both sides last, the first `index` items take turns.
         let (first_turns, second_turns) = (index.div_ceil(2), index / 2);
         let (turns_a, turns_b) = if self.a_next {
@@ -724,11 +744,13 @@ where
             InterleaveProducer {
                 a: al,
                 b: bl,
+                lens: (from_a, index - from_a),
                 a_next: self.a_next,
             },
             InterleaveProducer {
                 a: ar,
                 b: br,
+                lens: (la - from_a, lb - (index - from_a)),
                 a_next: right_a_next,
             },
         )

@@ -126,14 +126,17 @@ where
     where
         CB: ProducerCallback<I::Item>,
     {
+        let base_len = self.base.len();
         return self.base.with_producer(Callback {
             callback,
             sep: self.item,
+            base_len,
         });
 
         struct Callback<CB, T> {
             callback: CB,
             sep: T,
+            base_len: usize,
         }
         impl<T, CB> ProducerCallback<T> for Callback<CB, T>
         where
@@ -144,6 +147,7 @@ where
             fn callback<P: Producer<Item = T>>(self, base: P) -> CB::Output {
                 self.callback.callback(SepProducer {
                     base,
+                    base_len: self.base_len,
                     sep: self.sep,
                     lead: false,
                     trail: false,
@@ -429,10 +433,12 @@ where
 // ------------------------------------------------------------ producer side
 
 /// A piece of the output of an indexed base: the base items whose output positions it
-/// covers, preceded by a separator when `lead` and followed by one when `trail`. A piece
-/// with no base item is either empty (neither flag) or a lone separator (both).
+/// covers (`base_len` of them), preceded by a separator when `lead` and followed by one
+/// when `trail`. A piece with no base item is either empty (neither flag) or a lone
+/// separator (both).
 struct SepProducer<P: Producer> {
     base: P,
+    base_len: usize,
     sep: P::Item,
     lead: bool,
     trail: bool,
@@ -445,10 +451,6 @@ where
 {
     type Item = P::Item;
     type IntoIter = SepIter<P::IntoIter>;
-
-    fn len(&self) -> usize {
-        separated_len(self.base.len(), self.lead, self.trail)
-    }
 
     fn into_iter(self) -> Self::IntoIter {
         SepIter {
@@ -465,11 +467,12 @@ where
     {
         let SepProducer {
             base,
+            base_len,
             sep,
             lead,
             trail,
         } = self;
-        if base.is_empty() {
+        if base_len == 0 {
             // Empty, or a lone separator.
             return if lead && trail && !folder.full() {
                 folder.consume(sep)
@@ -492,21 +495,23 @@ where
     }
 
     fn split_at(self, index: usize) -> (Self, Self) {
-        let len = self.len();
+        let len = separated_len(self.base_len, self.lead, self.trail);
         debug_assert!(index <= len, "intersperse: split beyond the end");
         if index == 0 || index >= len {
             // One side is empty: it takes no base item and no separator.
-            let at = if index == 0 { 0 } else { self.base.len() };
+            let at = if index == 0 { 0 } else { self.base_len };
             let (l, r) = self.base.split_at(at);
             let (empty, whole) = if index == 0 { (l, r) } else { (r, l) };
             let empty = SepProducer {
                 base: empty,
+                base_len: 0,
                 sep: self.sep.clone(),
                 lead: false,
                 trail: false,
             };
             let whole = SepProducer {
                 base: whole,
+                base_len: self.base_len,
                 sep: self.sep,
                 lead: self.lead,
                 trail: self.trail,
@@ -525,12 +530,14 @@ where
         let (l, r) = self.base.split_at(left_items);
         let left = SepProducer {
             base: l,
+            base_len: left_items,
             sep: self.sep.clone(),
             lead: self.lead,
             trail: !sep_at_index,
         };
         let right = SepProducer {
             base: r,
+            base_len: self.base_len - left_items,
             sep: self.sep,
             lead: sep_at_index,
             trail: self.trail,

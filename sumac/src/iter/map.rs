@@ -84,9 +84,6 @@ where
 {
     type Item = O::Output;
     type IntoIter = MapIter<P::IntoIter, O>;
-    fn len(&self) -> usize {
-        self.base.len()
-    }
     fn into_iter(self) -> Self::IntoIter {
         MapIter {
             base: self.base.into_iter(),
@@ -561,9 +558,6 @@ where
 {
     type Item = R;
     type IntoIter = StateIter<'f, P::IntoIter, S::State, F>;
-    fn len(&self) -> usize {
-        self.base.len()
-    }
     fn into_iter(mut self) -> Self::IntoIter {
         StateIter {
             base: self.base.into_iter(),

@@ -109,7 +109,7 @@ pub use self::walk_tree::{
     walk_tree, walk_tree_postfix, walk_tree_prefix, WalkTree, WalkTreePostfix, WalkTreePrefix,
 };
 
-use self::plumbing::{BridgeCallback, Consumer, ProducerCallback};
+use self::plumbing::{Consumer, ProducerCallback};
 
 /// A parallel version of [`Iterator`]: a stream of items processed by the workers of a
 /// thread pool.
@@ -1112,7 +1112,7 @@ pub trait IndexedParallelIterator: ParallelIterator {
     where
         C: Consumer<Self::Item>,
     {
-        self.with_producer(BridgeCallback { consumer })
+        plumbing::bridge(self, consumer)
     }
 
     /// Clears `target` and collects the items into it, in order, in place.
@@ -1682,7 +1682,7 @@ where
     I: IndexedParallelIterator,
     C: Consumer<I::Item>,
 {
-    iter.with_producer(BridgeCallback { consumer })
+    plumbing::bridge(iter, consumer)
 }
 
 /// Sealed helper traits used in public signatures.

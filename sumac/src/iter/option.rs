@@ -75,7 +75,7 @@ impl<'a, T: Send, E> IntoParallelIterator for &'a mut Result<T, E> {
 impl<T: Send> ParallelIterator for IntoIter<T> {
     type Item = T;
     fn drive_unindexed<C: Consumer<T>>(self, consumer: C) -> C::Result {
-        bridge(OptionProducer { opt: self.opt }, consumer)
+        bridge(self, consumer)
     }
     fn opt_len(&self) -> Option<usize> {
         Some(self.opt.is_some() as usize)
@@ -98,9 +98,6 @@ struct OptionProducer<T> {
 impl<T: Send> Producer for OptionProducer<T> {
     type Item = T;
     type IntoIter = std::option::IntoIter<T>;
-    fn len(&self) -> usize {
-        self.opt.is_some() as usize
-    }
     fn into_iter(self) -> Self::IntoIter {
         self.opt.into_iter()
     }

@@ -74,9 +74,6 @@ struct PartsProducer<H, K> {
 impl<H: Hay, K: PartKind<H>> Producer for PartsProducer<H, K> {
     type Item = Option<K::Part>;
     type IntoIter = PartsIter<H, K>;
-    fn len(&self) -> usize {
-        self.range.len()
-    }
     fn into_iter(self) -> PartsIter<H, K> {
         PartsIter {
             hay: self.hay,

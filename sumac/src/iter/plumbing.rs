@@ -1,10 +1,33 @@
 //! The machinery behind every parallel iterator: splittable [`Producer`]s, splittable
 //! [`Consumer`]s with their sequential [`Folder`]s and ordered [`Reducer`]s, and
-//! [`bridge`], the heartbeat-driven loop that connects a producer to a consumer.
+//! [`bridge_producer_consumer`], the heartbeat-driven loop that connects a producer to a
+//! consumer.
+//!
+//! # Writing your own parallel iterator (as with Rayon)
+//!
+//! The source side has Rayon's names and shapes, so a parallel iterator written against
+//! `rayon::iter::plumbing` compiles unchanged once its imports name `sumac`:
+//!
+//! - an indexed source implements [`ParallelIterator`](super::ParallelIterator) and
+//!   [`IndexedParallelIterator`](super::IndexedParallelIterator), hands a [`Producer`]
+//!   to [`ProducerCallback::callback`] in `with_producer`, and drives consumers with
+//!   [`bridge`] (or [`bridge_producer_consumer`]); see [`bridge`] for a complete example;
+//! - an unindexed source implements [`UnindexedProducer`] and drives consumers with
+//!   [`bridge_unindexed`];
+//! - [`Folder`] and [`ProducerCallback`] are Rayon's, and [`UnindexedConsumer`] is
+//!   accepted as the bound of `drive_unindexed`.
+//!
+//! The consumer side is sumac's own: to split a loop *while it runs* (at a heartbeat, in
+//! the middle of a block of items it already folded), a [`Consumer`] can
+//! [`detach`](Consumer::detach) a partly used folder into the result so far and a consumer
+//! for the rest, which Rayon's consumers cannot. So user-written *consumers* (custom
+//! adaptors that implement `Consumer`) must be written for this trait; adaptors built
+//! from sumac's own (`map`, `fold`, ...) need nothing.
 //!
 //! # How a loop runs
 //!
-//! [`bridge`] runs the producer's items sequentially on the current worker, in blocks.
+//! [`bridge_producer_consumer`] runs the producer's items sequentially on the current
+//! worker, in blocks.
 //! Between two blocks it polls the worker's heartbeat flag (one relaxed load). When the
 //! flag is up, an idle worker wants work: the loop finishes the prefix it has already
 //! folded, splits its *remaining* items at their midpoint and hands the two halves to
@@ -34,22 +57,17 @@ use crate::join::{join_hinted, ForkSize};
 use crate::HeartbeatPoll;
 
 /// A splittable source of items with a known length: the parallel counterpart of an
-/// [`ExactSizeIterator`].
+/// [`ExactSizeIterator`], with Rayon's shape.
 ///
-/// Every indexed parallel iterator is driven through a producer.
+/// Every indexed parallel iterator is driven through a producer. As in Rayon, a producer
+/// does not report its length: whoever drives it knows it (from
+/// [`IndexedParallelIterator::len`](super::IndexedParallelIterator::len), or the `len`
+/// argument of [`bridge_producer_consumer`]) and keeps count across splits.
 pub trait Producer: Send + Sized {
     /// The items produced.
     type Item;
     /// The sequential iterator over this producer's items.
-    type IntoIter: DoubleEndedIterator<Item = Self::Item> + ExactSizeIterator;
-
-    /// The number of items this producer yields.
-    fn len(&self) -> usize;
-
-    /// Whether this producer yields no item.
-    fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
+    type IntoIter: Iterator<Item = Self::Item> + DoubleEndedIterator + ExactSizeIterator;
 
     /// Turns the producer into a sequential iterator over its items, in order.
     fn into_iter(self) -> Self::IntoIter;
@@ -64,7 +82,8 @@ pub trait Producer: Send + Sized {
         folder.consume_iter(self.into_iter())
     }
 
-    /// Splits into the first `index` items and the rest (`index <= self.len()`).
+    /// Splits into the first `index` items and the rest (`index` is at most the number of
+    /// items).
     fn split_at(self, index: usize) -> (Self, Self);
 
     /// The fewest items a piece may be split down to (see
@@ -107,6 +126,85 @@ pub trait Consumer<Item>: Send + Sized {
     fn full(&self) -> bool {
         false
     }
+}
+
+/// A consumer that unindexed parallel iterators can drive: Rayon's name for the bound
+/// of [`ParallelIterator::drive_unindexed`](super::ParallelIterator::drive_unindexed).
+///
+/// Every sumac [`Consumer`] is one (a consumer is split at position 0 where Rayon calls
+/// `split_off_left`), so `C: UnindexedConsumer<T>` and `C: Consumer<T>` are the same
+/// bound, and an implementation written for Rayon with either bound compiles unchanged.
+/// See [`bridge`] for an example.
+pub trait UnindexedConsumer<Item>: Consumer<Item> {}
+
+impl<Item, C: Consumer<Item>> UnindexedConsumer<Item> for C {}
+
+/// A source of items that can be cut in two, where neither half knows how many items it
+/// holds (Rayon's `UnindexedProducer`), for example a tree or a hash table's buckets.
+/// [`bridge_unindexed`] runs it.
+pub trait UnindexedProducer: Send + Sized {
+    /// The items produced.
+    type Item;
+
+    /// Cuts the producer in two, the first half's items coming first; `(self, None)`
+    /// when it cannot or should not be cut further.
+    fn split(self) -> (Self, Option<Self>);
+
+    /// Feeds the producer's items to `folder`, in order (stopping early once it is
+    /// [`full`](Folder::full)).
+    fn fold_with<F>(self, folder: F) -> F
+    where
+        F: Folder<Self::Item>;
+}
+
+/// Runs an [`UnindexedProducer`] into `consumer` on the current pool: the producer is
+/// cut eagerly into about one piece per worker and then whenever an idle worker asks for
+/// work (as [`split`](super::split) cuts its data), and each uncut piece folds its own
+/// items; the results are combined in order.
+///
+/// As in Rayon, an iterator driven this way must leave
+/// [`opt_len`](super::ParallelIterator::opt_len) at `None`: its pieces carry no
+/// positions.
+///
+/// ```
+/// use sumac::iter::plumbing::{bridge_unindexed, Folder, UnindexedConsumer, UnindexedProducer};
+/// use sumac::prelude::*;
+///
+/// /// The numbers of a range, cut in halves down to 1,000 numbers.
+/// struct Numbers(std::ops::Range<u64>);
+///
+/// impl UnindexedProducer for Numbers {
+///     type Item = u64;
+///     fn split(self) -> (Self, Option<Self>) {
+///         let r = self.0;
+///         if r.end - r.start <= 1000 {
+///             return (Numbers(r), None);
+///         }
+///         let mid = r.start + (r.end - r.start) / 2;
+///         (Numbers(r.start..mid), Some(Numbers(mid..r.end)))
+///     }
+///     fn fold_with<F: Folder<u64>>(self, folder: F) -> F {
+///         folder.consume_iter(self.0)
+///     }
+/// }
+///
+/// impl ParallelIterator for Numbers {
+///     type Item = u64;
+///     fn drive_unindexed<C: UnindexedConsumer<u64>>(self, consumer: C) -> C::Result {
+///         bridge_unindexed(self, consumer)
+///     }
+/// }
+///
+/// assert_eq!(Numbers(0..100_000).sum::<u64>(), 4_999_950_000);
+/// let v: Vec<u64> = Numbers(0..5000).filter(|x| x % 1000 == 0).collect();
+/// assert_eq!(v, [0, 1000, 2000, 3000, 4000]);
+/// ```
+pub fn bridge_unindexed<P, C>(producer: P, consumer: C) -> C::Result
+where
+    P: UnindexedProducer,
+    C: UnindexedConsumer<P::Item>,
+{
+    super::split::bridge_unindexed(producer, consumer)
 }
 
 /// The sequential side of a [`Consumer`]: consumes items one after another.
@@ -166,19 +264,110 @@ impl Reducer<()> for NoopReducer {
     fn reduce(self, _left: (), _right: ()) {}
 }
 
-/// Runs `producer` into `consumer` on the current pool (the global pool when called from
-/// outside any pool), splitting on heartbeats. This is the single entry point of every
-/// parallel loop.
-pub fn bridge<P, C>(producer: P, consumer: C) -> C::Result
+/// Runs the indexed parallel iterator `par_iter` into `consumer` (Rayon's `bridge`): asks
+/// the iterator for its producer and drives it with [`bridge_producer_consumer`]. This
+/// is how a hand-written indexed iterator implements
+/// [`drive_unindexed`](super::ParallelIterator::drive_unindexed) and
+/// [`drive`](super::IndexedParallelIterator::drive).
+///
+/// ```
+/// use sumac::iter::plumbing::{bridge, Consumer, Producer, ProducerCallback, UnindexedConsumer};
+/// use sumac::prelude::*;
+///
+/// /// The first `n` multiples of three.
+/// struct Threes { n: usize }
+/// struct ThreesProducer { range: std::ops::Range<usize> }
+///
+/// impl ParallelIterator for Threes {
+///     type Item = usize;
+///     fn drive_unindexed<C: UnindexedConsumer<usize>>(self, consumer: C) -> C::Result {
+///         bridge(self, consumer)
+///     }
+///     fn opt_len(&self) -> Option<usize> {
+///         Some(self.n)
+///     }
+/// }
+/// impl IndexedParallelIterator for Threes {
+///     fn len(&self) -> usize {
+///         self.n
+///     }
+///     fn drive<C: Consumer<usize>>(self, consumer: C) -> C::Result {
+///         bridge(self, consumer)
+///     }
+///     fn with_producer<CB: ProducerCallback<usize>>(self, callback: CB) -> CB::Output {
+///         callback.callback(ThreesProducer { range: 0..self.n })
+///     }
+/// }
+/// impl Producer for ThreesProducer {
+///     type Item = usize;
+///     type IntoIter = std::iter::Map<std::ops::Range<usize>, fn(usize) -> usize>;
+///     fn into_iter(self) -> Self::IntoIter {
+///         self.range.map(|i| 3 * i)
+///     }
+///     fn split_at(self, index: usize) -> (Self, Self) {
+///         let mid = self.range.start + index;
+///         (
+///             ThreesProducer { range: self.range.start..mid },
+///             ThreesProducer { range: mid..self.range.end },
+///         )
+///     }
+/// }
+///
+/// let v: Vec<usize> = Threes { n: 1000 }.rev().take(3).collect();
+/// assert_eq!(v, [2997, 2994, 2991]);
+/// assert_eq!(Threes { n: 1000 }.sum::<usize>(), 3 * 999 * 1000 / 2);
+/// ```
+pub fn bridge<I, C>(par_iter: I, consumer: C) -> C::Result
+where
+    I: super::IndexedParallelIterator,
+    C: Consumer<I::Item>,
+{
+    let len = par_iter.len();
+    par_iter.with_producer(BridgeCallback { len, consumer })
+}
+
+/// Runs `producer`, which yields `len` items, into `consumer` on the current pool (the
+/// global pool when called from outside any pool), splitting on heartbeats. This is the
+/// single entry point of every indexed parallel loop.
+///
+/// ```
+/// use sumac::iter::plumbing::{bridge_producer_consumer, Producer};
+/// use sumac::prelude::*;
+///
+/// // A producer over 0..n; `collect` hands `bridge_producer_consumer` its consumer.
+/// struct Upto(std::ops::Range<u32>);
+/// impl Producer for Upto {
+///     type Item = u32;
+///     type IntoIter = std::ops::Range<u32>;
+///     fn into_iter(self) -> std::ops::Range<u32> {
+///         self.0
+///     }
+///     fn split_at(self, index: usize) -> (Self, Self) {
+///         let mid = self.0.start + index as u32;
+///         (Upto(self.0.start..mid), Upto(mid..self.0.end))
+///     }
+/// }
+/// # use sumac::iter::plumbing::{Consumer, ProducerCallback, UnindexedConsumer};
+/// # struct Iter(u32);
+/// # impl ParallelIterator for Iter {
+/// #     type Item = u32;
+/// #     fn drive_unindexed<C: UnindexedConsumer<u32>>(self, c: C) -> C::Result {
+/// #         bridge_producer_consumer(self.0 as usize, Upto(0..self.0), c)
+/// #     }
+/// # }
+/// let total: u32 = Iter(100).sum();
+/// assert_eq!(total, 4950);
+/// ```
+pub fn bridge_producer_consumer<P, C>(len: usize, producer: P, consumer: C) -> C::Result
 where
     P: Producer,
     C: Consumer<P::Item>,
 {
     crate::in_worker_single_aware(move |single_thread| {
-        if single_thread && producer.len() <= producer.max_len() && !hooks::forcing() {
+        if single_thread && len <= producer.max_len() && !hooks::forcing() {
             run_as_one_block(producer, consumer)
         } else {
-            drive(producer, consumer, 1)
+            drive(producer, len, consumer, 1)
         }
     })
 }
@@ -199,8 +388,9 @@ where
     producer.fold_with(consumer.into_folder()).complete()
 }
 
-/// A [`ProducerCallback`] that bridges the producer into a consumer.
+/// A [`ProducerCallback`] that bridges the producer, of `len` items, into a consumer.
 pub(crate) struct BridgeCallback<C> {
+    pub(crate) len: usize,
     pub(crate) consumer: C,
 }
 
@@ -210,7 +400,7 @@ impl<T, C: Consumer<T>> ProducerCallback<T> for BridgeCallback<C> {
     where
         P: Producer<Item = T>,
     {
-        bridge(producer, self.consumer)
+        bridge_producer_consumer(self.len, producer, self.consumer)
     }
 }
 
@@ -248,22 +438,21 @@ pub(crate) fn adapt(block: usize, ticks: u64) -> usize {
     }
 }
 
-/// The sequential loop of one piece; `block` is the starting block size.
-fn drive<P, C>(mut producer: P, consumer: C, mut block: usize) -> C::Result
+/// The sequential loop of one piece of `len` items; `block` is the starting block size.
+fn drive<P, C>(mut producer: P, mut len: usize, consumer: C, mut block: usize) -> C::Result
 where
     P: Producer,
     C: Consumer<P::Item>,
 {
     let min = producer.min_len().max(1);
-    let len = producer.len();
     if len > producer.max_len() && len / 2 >= min {
-        return split_join(producer, consumer, block, false);
+        return split_join(producer, len, consumer, block, false);
     }
     if consumer.full() {
         return consumer.into_folder().complete();
     }
     let mut folder = consumer.into_folder();
-    if producer.len() == 0 {
+    if len == 0 {
         return folder.complete();
     }
     let poll = HeartbeatPoll::current();
@@ -273,7 +462,6 @@ where
     let mut ticks_per_item_1024 = 0u64;
     let mut timed_a_block = false;
     loop {
-        let len = producer.len();
         // A heartbeat that arrives before the first block was timed waits for that
         // block: split now and the upper half's size would be unknown, so the scheduler
         // could share it only after a whole interval (LU's pivot steps, each shorter
@@ -283,14 +471,15 @@ where
             let big = upper_half_is_big(len, ticks_per_item_1024);
             let (prefix, rest) = C::detach(folder, consumed);
             let reducer = rest.to_reducer();
-            let rest = split_join(producer, rest, block, big);
+            let rest = split_join(producer, len, rest, block, big);
             return reducer.reduce(prefix, rest);
         }
         let n = hooks::block_size(block).min(len);
         let (head, tail) = producer.split_at(n);
         producer = tail;
+        len -= n;
         folder = head.fold_with(folder);
-        if producer.len() == 0 || folder.full() {
+        if len == 0 || folder.full() {
             return folder.complete();
         }
         consumed += n;
@@ -298,16 +487,16 @@ where
         let ticks = now.wrapping_sub(last);
         ticks_per_item_1024 = ticks.saturating_mul(1024) / n as u64;
         timed_a_block = true;
-        if n == 1 && ticks > EAGER_ABOVE && producer.len() / 2 >= min {
+        if n == 1 && ticks > EAGER_ABOVE && len / 2 >= min {
             // Every item is expensive: split the rest now, so that its upper half waits as
             // a pending fork while the lower half runs. A heartbeat then promotes that
             // fork (the oldest one of this worker) even while an inner parallel loop of
             // an item is running: nested loops split the outermost loop first. A fork
             // costs a few stores, nothing next to an item of this size.
-            let big = upper_half_is_big(producer.len(), ticks_per_item_1024);
+            let big = upper_half_is_big(len, ticks_per_item_1024);
             let (prefix, rest) = C::detach(folder, consumed);
             let reducer = rest.to_reducer();
-            let rest = split_join(producer, rest, 1, big);
+            let rest = split_join(producer, len, rest, 1, big);
             return reducer.reduce(prefix, rest);
         }
         block = adapt(block, ticks);
@@ -331,20 +520,26 @@ fn upper_half_is_big(len: usize, ticks_per_item_1024: u64) -> bool {
     (len as u64 / 2).saturating_mul(ticks_per_item_1024) / 1024 >= SHARE_AT_ONCE_ABOVE
 }
 
-/// Splits the remaining work at its midpoint and runs both halves with [`crate::join`]
-/// (telling it whether the upper half is big enough to share at once).
-fn split_join<P, C>(producer: P, consumer: C, block: usize, upper_is_big: bool) -> C::Result
+/// Splits the remaining `len` items at their midpoint and runs both halves with
+/// [`crate::join`] (telling it whether the upper half is big enough to share at once).
+fn split_join<P, C>(
+    producer: P,
+    len: usize,
+    consumer: C,
+    block: usize,
+    upper_is_big: bool,
+) -> C::Result
 where
     P: Producer,
     C: Consumer<P::Item>,
 {
-    let mid = producer.len() / 2;
+    let mid = len / 2;
     let (left_p, right_p) = producer.split_at(mid);
     let reducer = consumer.to_reducer();
     let (left_c, right_c) = consumer.split_at(mid);
     let (left, right) = join_hinted(
-        move || drive(left_p, left_c, block),
-        move || drive(right_p, right_c, block),
+        move || drive(left_p, mid, left_c, block),
+        move || drive(right_p, len - mid, right_c, block),
         if upper_is_big {
             ForkSize::Big
         } else {

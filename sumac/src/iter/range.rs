@@ -16,7 +16,9 @@
 
 use std::ops::Range;
 
-use super::plumbing::{bridge, Consumer, Producer, ProducerCallback, Reducer as _};
+use super::plumbing::{
+    bridge_producer_consumer, Consumer, Producer, ProducerCallback, Reducer as _,
+};
 use super::{IndexedParallelIterator, IntoParallelIterator, ParallelIterator};
 
 /// The primitive integer types, which can be iterated over in parallel ranges (sealed:
@@ -74,10 +76,6 @@ pub(crate) struct RangeProducer<T> {
 impl<T: RangeInteger> Producer for RangeProducer<T> {
     type Item = T;
     type IntoIter = RangeSeq<T>;
-    #[inline]
-    fn len(&self) -> usize {
-        self.len
-    }
     #[inline]
     fn into_iter(self) -> RangeSeq<T> {
         RangeSeq {
@@ -142,7 +140,7 @@ pub(crate) fn drive_long<T: RangeInteger, C: Consumer<T>>(
     consumer: C,
 ) -> C::Result {
     if let Ok(len) = usize::try_from(len) {
-        return bridge(RangeProducer { start, len }, consumer);
+        return bridge_producer_consumer(len, RangeProducer { start, len }, consumer);
     }
     if consumer.full() {
         return super::plumbing::Folder::complete(consumer.into_folder());

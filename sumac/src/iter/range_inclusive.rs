@@ -13,7 +13,7 @@
 
 use std::ops::RangeInclusive;
 
-use super::plumbing::{bridge, Consumer, ProducerCallback, Reducer};
+use super::plumbing::{bridge_producer_consumer, Consumer, ProducerCallback, Reducer};
 use super::range::{drive_long, RangeInteger, RangeProducer};
 use super::{IndexedParallelIterator, IntoParallelIterator, ParallelIterator};
 
@@ -44,7 +44,7 @@ fn opt_len<T: RangeInteger>(range: &RangeInclusive<T>) -> Option<usize> {
 fn drive<T: RangeInteger, C: Consumer<T>>(range: RangeInclusive<T>, consumer: C) -> C::Result {
     let start = *range.start();
     match last_offset(&range) {
-        None => bridge(RangeProducer { start, len: 0 }, consumer),
+        None => bridge_producer_consumer(0, RangeProducer { start, len: 0 }, consumer),
         Some(n) if n < u128::MAX => drive_long(start, n + 1, consumer),
         Some(n) => {
             // The whole 128-bit range: `start..end` then `end`.
@@ -54,7 +54,9 @@ fn drive<T: RangeInteger, C: Consumer<T>>(range: RangeInclusive<T>, consumer: C)
             let (l, r) = crate::in_worker(move || {
                 crate::join(
                     move || drive_long(start, n, left),
-                    move || bridge(RangeProducer { start: end, len: 1 }, right),
+                    move || {
+                        bridge_producer_consumer(1, RangeProducer { start: end, len: 1 }, right)
+                    },
                 )
             });
             reducer.reduce(l, r)

@@ -133,9 +133,6 @@ impl<T: Clone + Send> IndexedParallelIterator for RepeatN<T> {
 impl<T: Clone + Send> Producer for RepeatN<T> {
     type Item = T;
     type IntoIter = std::iter::RepeatN<T>;
-    fn len(&self) -> usize {
-        self.count
-    }
     fn into_iter(self) -> Self::IntoIter {
         std::iter::repeat_n(self.element, self.count)
     }

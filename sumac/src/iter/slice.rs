@@ -29,8 +29,7 @@ macro_rules! slice_iterator {
         impl<$lt, T: $bound + $lt $(, const $n: usize)?> ParallelIterator for $ty {
             type Item = $item;
             fn drive_unindexed<C: Consumer<$item>>(self, consumer: C) -> C::Result {
-                let $p = self;
-                bridge($make, consumer)
+                bridge(self, consumer)
             }
             fn opt_len(&self) -> Option<usize> {
                 Some(IndexedParallelIterator::len(self))
@@ -75,10 +74,6 @@ struct SliceProducer<'data, T> {
 impl<'data, T: Sync> Producer for SliceProducer<'data, T> {
     type Item = &'data T;
     type IntoIter = std::slice::Iter<'data, T>;
-    #[inline]
-    fn len(&self) -> usize {
-        self.slice.len()
-    }
     #[inline]
     fn into_iter(self) -> Self::IntoIter {
         self.slice.iter()
@@ -141,10 +136,6 @@ struct SliceMutProducer<'data, T> {
 impl<'data, T: Send> Producer for SliceMutProducer<'data, T> {
     type Item = &'data mut T;
     type IntoIter = std::slice::IterMut<'data, T>;
-    #[inline]
-    fn len(&self) -> usize {
-        self.slice.len()
-    }
     #[inline]
     fn into_iter(self) -> Self::IntoIter {
         self.slice.iter_mut()
@@ -281,9 +272,6 @@ struct ChunksProducer<S, D> {
 impl<S: SliceRef, D: ChunkOrder<S>> Producer for ChunksProducer<S, D> {
     type Item = S;
     type IntoIter = D::Iter;
-    fn len(&self) -> usize {
-        self.slice.len().div_ceil(self.size)
-    }
     fn into_iter(self) -> D::Iter {
         D::chunks(self.slice, self.size)
     }
@@ -510,9 +498,6 @@ struct WindowsProducer<'data, T> {
 impl<'data, T: Sync> Producer for WindowsProducer<'data, T> {
     type Item = &'data [T];
     type IntoIter = std::slice::Windows<'data, T>;
-    fn len(&self) -> usize {
-        self.slice.len().saturating_sub(self.size - 1)
-    }
     fn into_iter(self) -> Self::IntoIter {
         self.slice.windows(self.size)
     }
@@ -570,9 +555,6 @@ fn as_array<T, const N: usize>(window: &[T]) -> &[T; N] {
 impl<'data, T: Sync, const N: usize> Producer for ArrayWindowsProducer<'data, T, N> {
     type Item = &'data [T; N];
     type IntoIter = std::iter::Map<std::slice::Windows<'data, T>, fn(&'data [T]) -> &'data [T; N]>;
-    fn len(&self) -> usize {
-        self.0.len()
-    }
     fn into_iter(self) -> Self::IntoIter {
         self.0.into_iter().map(as_array::<T, N>)
     }
@@ -785,9 +767,6 @@ struct MutPartsProducer<'a, T, K> {
 impl<'a, T: Send, K: SlicePieceKind<T>> Producer for MutPartsProducer<'a, T, K> {
     type Item = Option<&'a mut [T]>;
     type IntoIter = MutPartsIter<'a, T>;
-    fn len(&self) -> usize {
-        self.range.len()
-    }
     fn into_iter(self) -> MutPartsIter<'a, T> {
         // Only reached when something iterates positions one by one (the loop driver
         // uses `fold_with`): list the pieces with their positions.

@@ -94,6 +94,7 @@ where
             };
             let shared = Shared {
                 splitter: &splitter,
+                leaf: &|piece, folder: C::Folder| folder.consume(piece),
                 workers,
                 pieces: AtomicUsize::new(1),
             };
@@ -107,9 +108,34 @@ where
     }
 }
 
+/// Runs an [`UnindexedProducer`](plumbing::UnindexedProducer) into `consumer`: the
+/// producer is cut as `split` cuts its data, and each uncut piece folds its own items.
+pub(super) fn bridge_unindexed<P, C>(producer: P, consumer: C) -> C::Result
+where
+    P: plumbing::UnindexedProducer,
+    C: Consumer<P::Item>,
+{
+    crate::in_worker_single_aware(move |single_thread| {
+        let workers = if single_thread {
+            1
+        } else {
+            crate::current_num_threads()
+        };
+        let shared = Shared {
+            splitter: &P::split,
+            leaf: &|piece: P, folder: C::Folder| piece.fold_with(folder),
+            workers,
+            pieces: AtomicUsize::new(1),
+        };
+        split_piece(&shared, producer, consumer, workers, None)
+    })
+}
+
 /// What the pieces of one `split` share.
-struct Shared<'s, S> {
+struct Shared<'s, S, L> {
     splitter: &'s S,
+    /// Feeds an uncut piece to a folder.
+    leaf: &'s L,
     /// The pool's number of workers (1: never split).
     workers: usize,
     /// Pieces under way: the first one, plus every second half forked and not finished.
@@ -119,8 +145,8 @@ struct Shared<'s, S> {
 /// Handles one piece: cuts it while the rules of the module documentation say so, then
 /// hands it on as an item. `budget` is the number of pieces it may still be cut into
 /// eagerly; `last_fork_started` is the flag of the last half this chain of cuts forked.
-fn split_piece<D, S, C>(
-    shared: &Shared<'_, S>,
+fn split_piece<D, T, S, L, C>(
+    shared: &Shared<'_, S, L>,
     data: D,
     consumer: C,
     budget: usize,
@@ -129,7 +155,8 @@ fn split_piece<D, S, C>(
 where
     D: Send,
     S: Fn(D) -> (D, Option<D>) + Sync,
-    C: Consumer<D>,
+    L: Fn(D, C::Folder) -> C::Folder + Sync,
+    C: Consumer<T>,
 {
     if consumer.full() {
         return consumer.into_folder().complete();
@@ -147,10 +174,10 @@ where
         asked && free
     };
     if !(eager || wanted) {
-        return consumer.into_folder().consume(data).complete();
+        return (shared.leaf)(data, consumer.into_folder()).complete();
     }
     match (shared.splitter)(data) {
-        (whole, None) => consumer.into_folder().consume(whole).complete(),
+        (whole, None) => (shared.leaf)(whole, consumer.into_folder()).complete(),
         (first, Some(second)) => {
             let half = (budget / 2).max(1);
             let reducer = consumer.to_reducer();

@@ -130,9 +130,6 @@ impl<T> Drop for DrainProducer<'_, T> {
 impl<'data, T: Send> Producer for DrainProducer<'data, T> {
     type Item = T;
     type IntoIter = SliceDrain<'data, T>;
-    fn len(&self) -> usize {
-        self.items.len()
-    }
     fn into_iter(mut self) -> SliceDrain<'data, T> {
         let items = mem::take(&mut self.items);
         SliceDrain {
