@@ -5,6 +5,7 @@
 
 use super::plumbing::{
     bridge_producer_consumer, Consumer, Folder, Producer, ProducerCallback, Reducer,
+    UnindexedConsumer,
 };
 use super::{IndexedParallelIterator, ParallelIterator};
 
@@ -26,7 +27,7 @@ macro_rules! block_adaptor {
 
         impl<I: IndexedParallelIterator> ParallelIterator for $name<I> {
             type Item = I::Item;
-            fn drive_unindexed<C: Consumer<I::Item>>(self, consumer: C) -> C::Result {
+            fn drive_unindexed<C: UnindexedConsumer<I::Item>>(self, consumer: C) -> C::Result {
                 let size = self.size;
                 let len = self.base.len();
                 self.base.with_producer(BlockCallback {
@@ -92,25 +93,25 @@ where
             mut consumer,
             block_len,
         } = self;
-        let mut result: Option<C::Result> = None;
+        // The result so far, with the reducer that appends the next block's result.
+        let mut result: Option<(C::Result, C::Reducer)> = None;
         let mut k = 0u32;
         while len > 0 && !consumer.full() {
             let n = block_len(k).min(len);
             k = k.saturating_add(1);
             let (block, rest) = producer.split_at(n);
-            let (here, later) = consumer.split_at(n);
-            let reducer = here.to_reducer();
+            let (here, later, reducer) = consumer.split_at(n);
             let done = bridge_producer_consumer(n, block, here);
             result = Some(match result {
-                Some(before) => reducer.reduce(before, done),
-                None => done,
+                Some((before, append)) => (append.reduce(before, done), reducer),
+                None => (done, reducer),
             });
             producer = rest;
             len -= n;
             consumer = later;
         }
         match result {
-            Some(result) => result,
+            Some((result, _)) => result,
             None => consumer.into_folder().complete(),
         }
     }

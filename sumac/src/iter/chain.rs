@@ -1,7 +1,7 @@
 //! `chain`: the items of one parallel iterator followed by those of another.
 
 use super::indexed::{total_len, with_joined_producers, JoinProducers};
-use super::plumbing::{Consumer, Producer, ProducerCallback, Reducer};
+use super::plumbing::{Producer, ProducerCallback, Reducer, UnindexedConsumer};
 use super::{IndexedParallelIterator, ParallelIterator};
 
 /// The iterator returned by [`ParallelIterator::chain`].
@@ -25,10 +25,9 @@ where
 {
     type Item = A::Item;
 
-    fn drive_unindexed<C: Consumer<A::Item>>(self, consumer: C) -> C::Result {
+    fn drive_unindexed<C: UnindexedConsumer<A::Item>>(self, consumer: C) -> C::Result {
         let Chain { a, b } = self;
-        let reducer = consumer.to_reducer();
-        let (left, right) = consumer.split_at(a.index_span());
+        let (left, right, reducer) = consumer.split_at(a.index_span());
         // Both parts run as a fork pair: `b` is the pending fork while `a` runs.
         let (ra, rb) = crate::in_worker(move || {
             crate::join(

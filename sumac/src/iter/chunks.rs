@@ -2,7 +2,7 @@
 //! groups of a fixed size, gathered into vectors or folded), and `positions` (the
 //! indices of the items that satisfy a predicate).
 
-use super::plumbing::{Consumer, Producer, ProducerCallback};
+use super::plumbing::{Producer, ProducerCallback, UnindexedConsumer};
 use super::{IndexedParallelIterator, ParallelIterator};
 
 /// What becomes of the items of one chunk.
@@ -80,7 +80,7 @@ macro_rules! chunk_adaptor {
             $($bounds)*
         {
             type Item = $item;
-            fn drive_unindexed<C: Consumer<$item>>(self, consumer: C) -> C::Result {
+            fn drive_unindexed<C: UnindexedConsumer<$item>>(self, consumer: C) -> C::Result {
                 super::drive_indexed(self, consumer)
             }
             fn opt_len(&self) -> Option<usize> {
@@ -306,7 +306,7 @@ where
     P: Fn(I::Item) -> bool + Sync + Send,
 {
     type Item = usize;
-    fn drive_unindexed<C: Consumer<usize>>(self, consumer: C) -> C::Result {
+    fn drive_unindexed<C: UnindexedConsumer<usize>>(self, consumer: C) -> C::Result {
         let predicate = &self.predicate;
         self.base
             .enumerate()

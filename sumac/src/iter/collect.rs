@@ -6,7 +6,7 @@ use std::marker::PhantomData;
 use std::mem;
 use std::ptr;
 
-use super::plumbing::{Consumer, Folder, Reducer};
+use super::plumbing::{Consumer, Folder, Reducer, UnindexedConsumer};
 use super::ParallelIterator;
 
 /// Collects exactly `len` items of `iter` (whose `opt_len` is `Some(len)`) into the spare
@@ -85,8 +85,9 @@ impl<'c, T: Send> Consumer<T> for CollectConsumer<'c, T> {
     type Folder = CollectResult<'c, T>;
     type Reducer = CollectReducer;
     type Result = CollectResult<'c, T>;
+    const DETACHES: bool = true;
 
-    fn split_at(self, index: usize) -> (Self, Self) {
+    fn split_at(self, index: usize) -> (Self, Self, CollectReducer) {
         assert!(index <= self.len, "collect window split out of bounds");
         // SAFETY: `index <= len`, so the result stays within (or one past) the window.
         let right = unsafe { self.start.0.add(index) };
@@ -101,11 +102,8 @@ impl<'c, T: Send> Consumer<T> for CollectConsumer<'c, T> {
                 len: self.len - index,
                 marker: PhantomData,
             },
+            CollectReducer,
         )
-    }
-
-    fn to_reducer(&self) -> CollectReducer {
-        CollectReducer
     }
 
     fn into_folder(self) -> Self::Folder {
@@ -117,7 +115,7 @@ impl<'c, T: Send> Consumer<T> for CollectConsumer<'c, T> {
         }
     }
 
-    fn detach(folder: Self::Folder, _consumed: usize) -> (Self::Result, Self) {
+    fn detach(folder: Self::Folder, _consumed: usize) -> (Self::Result, Self, CollectReducer) {
         let done = folder.initialized;
         // SAFETY: `done <= total`, so the pointer stays within (or one past) the window.
         let rest_start = unsafe { folder.start.0.add(done) };
@@ -134,7 +132,21 @@ impl<'c, T: Send> Consumer<T> for CollectConsumer<'c, T> {
             marker: PhantomData,
         };
         mem::forget(folder);
-        (prefix, rest)
+        (prefix, rest, CollectReducer)
+    }
+}
+
+impl<'c, T: Send> UnindexedConsumer<T> for CollectConsumer<'c, T> {
+    /// # Panics
+    /// Always: collecting in place needs positions, so it is only handed to iterators
+    /// whose [`opt_len`](ParallelIterator::opt_len) is `Some`, which must split it by
+    /// position (Rayon's contract, which panics the same way).
+    fn split_off_left(&self) -> Self {
+        panic!("collect into a Vec: an iterator with an exact length split its consumer without a position")
+    }
+
+    fn to_reducer(&self) -> CollectReducer {
+        CollectReducer
     }
 }
 
@@ -232,17 +244,24 @@ impl<T: Send> Consumer<T> for ListConsumer<T> {
     type Folder = ListFolder<T>;
     type Reducer = ListReducer;
     type Result = LinkedList<Vec<T>>;
-    fn split_at(self, _index: usize) -> (Self, Self) {
-        (ListConsumer(PhantomData), self)
-    }
-    fn to_reducer(&self) -> ListReducer {
-        ListReducer
+    const DETACHES: bool = true;
+    fn split_at(self, _index: usize) -> (Self, Self, ListReducer) {
+        (ListConsumer(PhantomData), self, ListReducer)
     }
     fn into_folder(self) -> ListFolder<T> {
         ListFolder(Vec::new())
     }
-    fn detach(folder: ListFolder<T>, _consumed: usize) -> (Self::Result, Self) {
-        (folder.complete(), ListConsumer(PhantomData))
+    fn detach(folder: ListFolder<T>, _consumed: usize) -> (Self::Result, Self, ListReducer) {
+        (folder.complete(), ListConsumer(PhantomData), ListReducer)
+    }
+}
+
+impl<T: Send> UnindexedConsumer<T> for ListConsumer<T> {
+    fn split_off_left(&self) -> Self {
+        ListConsumer(PhantomData)
+    }
+    fn to_reducer(&self) -> ListReducer {
+        ListReducer
     }
 }
 

@@ -1,7 +1,7 @@
 //! Adaptors that change the number of items: `filter`, `filter_map`, `flat_map_iter`.
 //! They act on the consumer side, so the loop still splits the underlying indexed source.
 
-use super::plumbing::{Consumer, Folder};
+use super::plumbing::{Consumer, Folder, UnindexedConsumer};
 use super::ParallelIterator;
 
 /// How a consumer-side adaptor turns the items of a block into the items it passes on.
@@ -64,8 +64,9 @@ where
     type Folder = BlockFolder<C::Folder, O>;
     type Reducer = C::Reducer;
     type Result = C::Result;
-    fn split_at(self, index: usize) -> (Self, Self) {
-        let (l, r) = self.base.split_at(index);
+    const DETACHES: bool = C::DETACHES;
+    fn split_at(self, index: usize) -> (Self, Self, C::Reducer) {
+        let (l, r, reducer) = self.base.split_at(index);
         (
             BlockConsumer {
                 base: l,
@@ -75,10 +76,8 @@ where
                 base: r,
                 op: self.op,
             },
+            reducer,
         )
-    }
-    fn to_reducer(&self) -> C::Reducer {
-        self.base.to_reducer()
     }
     fn into_folder(self) -> Self::Folder {
         BlockFolder {
@@ -86,18 +85,35 @@ where
             op: self.op,
         }
     }
-    fn detach(folder: Self::Folder, consumed: usize) -> (C::Result, Self) {
-        let (result, base) = C::detach(folder.base, consumed);
+    fn detach(folder: Self::Folder, consumed: usize) -> (C::Result, Self, C::Reducer) {
+        let (result, base, reducer) = C::detach(folder.base, consumed);
         (
             result,
             BlockConsumer {
                 base,
                 op: folder.op,
             },
+            reducer,
         )
     }
     fn full(&self) -> bool {
         self.base.full()
+    }
+}
+
+impl<T, C, O> UnindexedConsumer<T> for BlockConsumer<C, O>
+where
+    O: BlockOp<T>,
+    C: UnindexedConsumer<O::Output>,
+{
+    fn split_off_left(&self) -> Self {
+        BlockConsumer {
+            base: self.base.split_off_left(),
+            op: self.op,
+        }
+    }
+    fn to_reducer(&self) -> C::Reducer {
+        self.base.to_reducer()
     }
 }
 
@@ -145,7 +161,7 @@ where
     P: Fn(&I::Item) -> bool + Sync + Send,
 {
     type Item = I::Item;
-    fn drive_unindexed<C: Consumer<I::Item>>(self, consumer: C) -> C::Result {
+    fn drive_unindexed<C: UnindexedConsumer<I::Item>>(self, consumer: C) -> C::Result {
         self.base.drive_unindexed(BlockConsumer {
             base: consumer,
             op: FilterOp(&self.filter_op),
@@ -177,7 +193,7 @@ where
     R: Send,
 {
     type Item = R;
-    fn drive_unindexed<C: Consumer<R>>(self, consumer: C) -> C::Result {
+    fn drive_unindexed<C: UnindexedConsumer<R>>(self, consumer: C) -> C::Result {
         self.base.drive_unindexed(BlockConsumer {
             base: consumer,
             op: FilterMapOp(&self.filter_op),
@@ -210,7 +226,7 @@ where
     SI::Item: Send,
 {
     type Item = SI::Item;
-    fn drive_unindexed<C: Consumer<SI::Item>>(self, consumer: C) -> C::Result {
+    fn drive_unindexed<C: UnindexedConsumer<SI::Item>>(self, consumer: C) -> C::Result {
         self.base.drive_unindexed(BlockConsumer {
             base: consumer,
             op: FlatMapIterOp(&self.map_op),
@@ -241,7 +257,7 @@ where
     <I::Item as IntoIterator>::Item: Send,
 {
     type Item = <I::Item as IntoIterator>::Item;
-    fn drive_unindexed<C: Consumer<Self::Item>>(self, consumer: C) -> C::Result {
+    fn drive_unindexed<C: UnindexedConsumer<Self::Item>>(self, consumer: C) -> C::Result {
         let identity = |item: I::Item| item;
         self.base.drive_unindexed(BlockConsumer {
             base: consumer,

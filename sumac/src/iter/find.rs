@@ -14,7 +14,7 @@
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use super::plumbing::{Consumer, Folder, Reducer};
+use super::plumbing::{Consumer, Folder, Reducer, UnindexedConsumer};
 use super::ParallelIterator;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -115,7 +115,8 @@ where
     type Folder = FindFolder<'f, P, T>;
     type Reducer = FindReducer;
     type Result = Option<T>;
-    fn split_at(self, index: usize) -> (Self, Self) {
+    const DETACHES: bool = true;
+    fn split_at(self, index: usize) -> (Self, Self, FindReducer) {
         let mid = self
             .start
             .saturating_add(index)
@@ -123,10 +124,8 @@ where
         (
             self.copy_with(self.start, mid),
             self.copy_with(mid, self.end),
+            FindReducer(self.mode),
         )
-    }
-    fn to_reducer(&self) -> FindReducer {
-        FindReducer(self.mode)
     }
     fn into_folder(self) -> Self::Folder {
         FindFolder {
@@ -134,14 +133,28 @@ where
             item: None,
         }
     }
-    fn detach(folder: Self::Folder, consumed: usize) -> (Option<T>, Self) {
+    fn detach(folder: Self::Folder, consumed: usize) -> (Option<T>, Self, FindReducer) {
         let c = &folder.consumer;
         let start = c.start.saturating_add(consumed).min(c.end.max(c.start));
         let rest = c.copy_with(start, c.end);
-        (folder.item, rest)
+        (folder.item, rest, FindReducer(c.mode))
     }
     fn full(&self) -> bool {
         self.stop()
+    }
+}
+
+impl<'f, T, P> UnindexedConsumer<T> for FindConsumer<'f, P>
+where
+    T: Send,
+    P: Fn(&T) -> bool + Sync,
+{
+    /// The empty range at this consumer's start (what `split_at(0)` gives on the left).
+    fn split_off_left(&self) -> Self {
+        self.copy_with(self.start, self.start)
+    }
+    fn to_reducer(&self) -> FindReducer {
+        FindReducer(self.mode)
     }
 }
 

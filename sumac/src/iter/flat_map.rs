@@ -10,7 +10,7 @@
 //! pieces still reduce left to right, so `collect` and `find_first` keep the sequential
 //! order.
 
-use super::plumbing::{Consumer, Folder, Reducer};
+use super::plumbing::{Consumer, Folder, Reducer, UnindexedConsumer};
 use super::{IntoParallelIterator, ParallelIterator};
 
 /// The iterator returned by [`ParallelIterator::flat_map`].
@@ -34,7 +34,7 @@ where
     PI: IntoParallelIterator,
 {
     type Item = PI::Item;
-    fn drive_unindexed<C: Consumer<PI::Item>>(self, consumer: C) -> C::Result {
+    fn drive_unindexed<C: UnindexedConsumer<PI::Item>>(self, consumer: C) -> C::Result {
         self.base.drive_unindexed(FlatMapConsumer {
             base: consumer,
             map_op: &self.map_op,
@@ -64,7 +64,7 @@ where
     I::Item: IntoParallelIterator,
 {
     type Item = <I::Item as IntoParallelIterator>::Item;
-    fn drive_unindexed<C: Consumer<Self::Item>>(self, consumer: C) -> C::Result {
+    fn drive_unindexed<C: UnindexedConsumer<Self::Item>>(self, consumer: C) -> C::Result {
         let identity = |item: I::Item| item;
         self.base.drive_unindexed(FlatMapConsumer {
             base: consumer,
@@ -82,24 +82,27 @@ struct FlatMapConsumer<'f, C, F> {
 }
 
 /// Folds outer items: `rest` is the consumer of the outer positions not reached yet,
-/// `result` the reduced result of those already consumed (`None` before the first).
+/// `result` the reduced result of those already consumed (`None` before the first),
+/// with the reducer that appends `rest`'s result to it.
 struct FlatMapFolder<'f, C: Consumer<T>, F, T> {
     rest: C,
     map_op: &'f F,
-    result: Option<C::Result>,
+    result: Option<(C::Result, C::Reducer)>,
 }
 
 impl<'f, T, C, F, PI> Consumer<T> for FlatMapConsumer<'f, C, F>
 where
-    C: Consumer<PI::Item>,
+    C: UnindexedConsumer<PI::Item>,
     F: Fn(T) -> PI + Sync,
     PI: IntoParallelIterator,
 {
     type Folder = FlatMapFolder<'f, C, F, PI::Item>;
     type Reducer = C::Reducer;
     type Result = C::Result;
-    fn split_at(self, index: usize) -> (Self, Self) {
-        let (left, right) = self.base.split_at(index);
+    /// The folder only ever splits the base consumer, so any consumer detaches.
+    const DETACHES: bool = true;
+    fn split_at(self, index: usize) -> (Self, Self, C::Reducer) {
+        let (left, right, reducer) = self.base.split_at(index);
         (
             FlatMapConsumer {
                 base: left,
@@ -109,10 +112,8 @@ where
                 base: right,
                 map_op: self.map_op,
             },
+            reducer,
         )
-    }
-    fn to_reducer(&self) -> C::Reducer {
-        self.base.to_reducer()
     }
     fn into_folder(self) -> Self::Folder {
         FlatMapFolder {
@@ -121,7 +122,7 @@ where
             result: None,
         }
     }
-    fn detach(folder: Self::Folder, _consumed: usize) -> (C::Result, Self) {
+    fn detach(folder: Self::Folder, _consumed: usize) -> (C::Result, Self, C::Reducer) {
         // The folder split one position off `rest` per item, so `rest` already starts
         // after the `_consumed` items.
         let FlatMapFolder {
@@ -129,44 +130,60 @@ where
             map_op,
             result,
         } = folder;
-        let (result, rest) = match result {
-            Some(result) => (result, rest),
+        let (result, rest, reducer) = match result {
+            Some((result, reducer)) => (result, rest, reducer),
             None => {
-                let (empty, rest) = rest.split_at(0);
-                (empty.into_folder().complete(), rest)
+                let (empty, rest, reducer) = rest.split_at(0);
+                (empty.into_folder().complete(), rest, reducer)
             }
         };
-        (result, FlatMapConsumer { base: rest, map_op })
+        (result, FlatMapConsumer { base: rest, map_op }, reducer)
     }
     fn full(&self) -> bool {
         self.base.full()
     }
 }
 
+impl<'f, T, C, F, PI> UnindexedConsumer<T> for FlatMapConsumer<'f, C, F>
+where
+    C: UnindexedConsumer<PI::Item>,
+    F: Fn(T) -> PI + Sync,
+    PI: IntoParallelIterator,
+{
+    fn split_off_left(&self) -> Self {
+        FlatMapConsumer {
+            base: self.base.split_off_left(),
+            map_op: self.map_op,
+        }
+    }
+    fn to_reducer(&self) -> C::Reducer {
+        self.base.to_reducer()
+    }
+}
+
 impl<T, C, F, PI> Folder<T> for FlatMapFolder<'_, C, F, PI::Item>
 where
-    C: Consumer<PI::Item>,
+    C: UnindexedConsumer<PI::Item>,
     F: Fn(T) -> PI + Sync,
     PI: IntoParallelIterator,
 {
     type Result = C::Result;
     fn consume(self, item: T) -> Self {
-        let (here, rest) = self.rest.split_at(1);
-        let reducer = here.to_reducer();
+        let (here, rest, reducer) = self.rest.split_at(1);
         let inner = (self.map_op)(item).into_par_iter().drive_unindexed(here);
         let result = match self.result {
-            Some(before) => reducer.reduce(before, inner),
+            Some((before, append)) => append.reduce(before, inner),
             None => inner,
         };
         FlatMapFolder {
             rest,
             map_op: self.map_op,
-            result: Some(result),
+            result: Some((result, reducer)),
         }
     }
     fn complete(self) -> C::Result {
         match self.result {
-            Some(result) => result,
+            Some((result, _)) => result,
             None => self.rest.into_folder().complete(),
         }
     }

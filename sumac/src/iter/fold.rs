@@ -2,7 +2,7 @@
 
 use std::marker::PhantomData;
 
-use super::plumbing::{Consumer, Folder};
+use super::plumbing::{Consumer, Folder, UnindexedConsumer};
 use super::private::Try;
 use super::ParallelIterator;
 
@@ -73,8 +73,9 @@ where
     type Folder = FoldFolder<'f, C::Folder, S, T, F>;
     type Reducer = C::Reducer;
     type Result = C::Result;
-    fn split_at(self, index: usize) -> (Self, Self) {
-        let (l, r) = self.base.split_at(index);
+    const DETACHES: bool = C::DETACHES;
+    fn split_at(self, index: usize) -> (Self, Self, C::Reducer) {
+        let (l, r, reducer) = self.base.split_at(index);
         (
             FoldConsumer {
                 base: l,
@@ -86,10 +87,8 @@ where
                 source: self.source,
                 fold_op: self.fold_op,
             },
+            reducer,
         )
-    }
-    fn to_reducer(&self) -> C::Reducer {
-        self.base.to_reducer()
     }
     fn into_folder(self) -> Self::Folder {
         FoldFolder {
@@ -99,9 +98,9 @@ where
             fold_op: self.fold_op,
         }
     }
-    fn detach(folder: Self::Folder, consumed: usize) -> (C::Result, Self) {
+    fn detach(folder: Self::Folder, consumed: usize) -> (C::Result, Self, C::Reducer) {
         let base = folder.base.consume(folder.acc);
-        let (result, base) = C::detach(base, consumed);
+        let (result, base, reducer) = C::detach(base, consumed);
         (
             result,
             FoldConsumer {
@@ -109,10 +108,30 @@ where
                 source: folder.source,
                 fold_op: folder.fold_op,
             },
+            reducer,
         )
     }
     fn full(&self) -> bool {
         self.base.full()
+    }
+}
+
+impl<'f, U, T, C, S, F> UnindexedConsumer<U> for FoldConsumer<'f, C, S, F>
+where
+    C: UnindexedConsumer<T>,
+    S: AccSource<Acc = T>,
+    F: Fn(T, U) -> T + Sync,
+    T: Send,
+{
+    fn split_off_left(&self) -> Self {
+        FoldConsumer {
+            base: self.base.split_off_left(),
+            source: self.source.split(),
+            fold_op: self.fold_op,
+        }
+    }
+    fn to_reducer(&self) -> C::Reducer {
+        self.base.to_reducer()
     }
 }
 
@@ -166,7 +185,7 @@ where
     T: Send,
 {
     type Item = T;
-    fn drive_unindexed<C: Consumer<T>>(self, consumer: C) -> C::Result {
+    fn drive_unindexed<C: UnindexedConsumer<T>>(self, consumer: C) -> C::Result {
         self.base.drive_unindexed(FoldConsumer {
             base: consumer,
             source: IdentitySource(&self.identity),
@@ -204,7 +223,7 @@ where
     T: Send + Clone,
 {
     type Item = T;
-    fn drive_unindexed<C: Consumer<T>>(self, consumer: C) -> C::Result {
+    fn drive_unindexed<C: UnindexedConsumer<T>>(self, consumer: C) -> C::Result {
         self.base.drive_unindexed(FoldConsumer {
             base: consumer,
             source: CloneSource(self.item),
@@ -256,7 +275,7 @@ where
     R: Try<Output = T> + Send,
 {
     type Item = R;
-    fn drive_unindexed<C: Consumer<R>>(self, consumer: C) -> C::Result {
+    fn drive_unindexed<C: UnindexedConsumer<R>>(self, consumer: C) -> C::Result {
         let identity = || R::from_output((self.identity)());
         self.base.drive_unindexed(FoldConsumer {
             base: consumer,
@@ -296,7 +315,7 @@ where
     R: Try<Output = T> + Send,
 {
     type Item = R;
-    fn drive_unindexed<C: Consumer<R>>(self, consumer: C) -> C::Result {
+    fn drive_unindexed<C: UnindexedConsumer<R>>(self, consumer: C) -> C::Result {
         self.base.drive_unindexed(FoldConsumer {
             base: consumer,
             source: TryCloneSource(self.init, PhantomData),

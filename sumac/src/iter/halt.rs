@@ -11,7 +11,7 @@
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
-use super::plumbing::{Consumer, Folder};
+use super::plumbing::{Consumer, Folder, UnindexedConsumer};
 use super::private::Try;
 use super::ParallelIterator;
 
@@ -166,7 +166,7 @@ where
     T: Send,
 {
     type Item = T;
-    fn drive_unindexed<C: Consumer<T>>(self, consumer: C) -> C::Result {
+    fn drive_unindexed<C: UnindexedConsumer<T>>(self, consumer: C) -> C::Result {
         drive_halting(self.base, consumer, AtNone, &AtomicBool::new(false))
     }
     fn index_span(&self) -> usize {
@@ -193,7 +193,7 @@ where
     I::Item: Try,
 {
     type Item = I::Item;
-    fn drive_unindexed<C: Consumer<I::Item>>(self, consumer: C) -> C::Result {
+    fn drive_unindexed<C: UnindexedConsumer<I::Item>>(self, consumer: C) -> C::Result {
         drive_halting(self.base, consumer, AtFailure, self.halted)
     }
     fn index_span(&self) -> usize {
@@ -234,7 +234,7 @@ pub(super) fn drive_halting<I, C, H>(
 where
     I: ParallelIterator,
     H: HaltRule<I::Item>,
-    C: Consumer<H::Output>,
+    C: UnindexedConsumer<H::Output>,
 {
     base.drive_unindexed(HaltConsumer {
         base: consumer,
@@ -263,18 +263,17 @@ where
     type Folder = HaltConsumer<'h, C::Folder, H>;
     type Reducer = C::Reducer;
     type Result = C::Result;
-    fn split_at(self, index: usize) -> (Self, Self) {
-        let (left, right) = self.base.split_at(index);
+    const DETACHES: bool = C::DETACHES;
+    fn split_at(self, index: usize) -> (Self, Self, C::Reducer) {
+        let (left, right, reducer) = self.base.split_at(index);
         (
             HaltConsumer { base: left, ..self },
             HaltConsumer {
                 base: right,
                 ..self
             },
+            reducer,
         )
-    }
-    fn to_reducer(&self) -> C::Reducer {
-        self.base.to_reducer()
     }
     fn into_folder(self) -> Self::Folder {
         HaltConsumer {
@@ -283,17 +282,34 @@ where
             halted: self.halted,
         }
     }
-    fn detach(folder: Self::Folder, consumed: usize) -> (C::Result, Self) {
-        let (result, base) = C::detach(folder.base, consumed);
+    fn detach(folder: Self::Folder, consumed: usize) -> (C::Result, Self, C::Reducer) {
+        let (result, base, reducer) = C::detach(folder.base, consumed);
         let rest = HaltConsumer {
             base,
             rule: folder.rule,
             halted: folder.halted,
         };
-        (result, rest)
+        (result, rest, reducer)
     }
     fn full(&self) -> bool {
         self.halted() || self.base.full()
+    }
+}
+
+impl<'h, T, C, H> UnindexedConsumer<T> for HaltConsumer<'h, C, H>
+where
+    H: HaltRule<T>,
+    C: UnindexedConsumer<H::Output>,
+{
+    fn split_off_left(&self) -> Self {
+        HaltConsumer {
+            base: self.base.split_off_left(),
+            rule: self.rule,
+            halted: self.halted,
+        }
+    }
+    fn to_reducer(&self) -> C::Reducer {
+        self.base.to_reducer()
     }
 }
 
@@ -364,7 +380,7 @@ macro_rules! halting_adaptor {
             $($bounds)*
         {
             type Item = I::Item;
-            fn drive_unindexed<C: Consumer<I::Item>>(self, consumer: C) -> C::Result {
+            fn drive_unindexed<C: UnindexedConsumer<I::Item>>(self, consumer: C) -> C::Result {
                 let $name { base $(, $field)* } = self;
                 let halted = AtomicBool::new(false);
                 let $st = $state;

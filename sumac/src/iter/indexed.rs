@@ -4,7 +4,7 @@
 
 use std::marker::PhantomData;
 
-use super::plumbing::{Consumer, Producer, ProducerCallback};
+use super::plumbing::{Producer, ProducerCallback, UnindexedConsumer};
 use super::{drive_indexed, IndexedParallelIterator, ParallelIterator};
 
 /// `ParallelIterator` for an indexed adaptor: drive through the producer.
@@ -15,7 +15,7 @@ macro_rules! indexed_parallel_iterator {
             $($bounds)*
         {
             type Item = $item;
-            fn drive_unindexed<C: Consumer<$item>>(self, consumer: C) -> C::Result {
+            fn drive_unindexed<C: UnindexedConsumer<$item>>(self, consumer: C) -> C::Result {
                 drive_indexed(self, consumer)
             }
             fn opt_len(&self) -> Option<usize> {

@@ -35,7 +35,9 @@
 //! A producer piece holds the base items whose output positions it covers, and whether
 //! it starts and ends with a separator; it can be split at any output position.
 
-use super::plumbing::{Consumer, Folder, Producer, ProducerCallback, Reducer};
+use std::cell::Cell;
+
+use super::plumbing::{Consumer, Folder, Producer, ProducerCallback, Reducer, UnindexedConsumer};
 use super::{IndexedParallelIterator, ParallelIterator};
 
 /// The iterator returned by [`ParallelIterator::intersperse`].
@@ -90,14 +92,14 @@ where
 
     fn drive_unindexed<C>(self, consumer: C) -> C::Result
     where
-        C: Consumer<I::Item>,
+        C: UnindexedConsumer<I::Item>,
     {
         let span = self.base.index_span();
         let consumer = SepConsumer {
             base: consumer,
             sep: self.item,
-            lead: false,
-            front: None,
+            lead: Cell::new(false),
+            front: Cell::new(None),
             span,
         };
         // The whole loop has no front slot: only left pieces inherit it.
@@ -233,13 +235,16 @@ fn consume_separated<T: Clone, F: Folder<T>>(folder: F, sep: &T, sep_first: bool
 // ------------------------------------------------------------ consumer side
 
 /// The consumer of one piece of an unindexed loop (see the module doc).
+///
+/// `lead` and `front` are cells so that [`UnindexedConsumer::split_off_left`], which
+/// only borrows the consumer, can hand them to the left piece.
 struct SepConsumer<C, T> {
     base: C,
     sep: T,
     /// An item is known to precede this piece: its first item gets a separator.
-    lead: bool,
+    lead: Cell<bool>,
     /// The slot just before this piece, when this piece is the right side of a split.
-    front: Option<Slot<C, T>>,
+    front: Cell<Option<Slot<C, T>>>,
     /// The base positions this piece covers (the base consumer is split in output
     /// positions derived from them).
     span: usize,
@@ -252,14 +257,11 @@ struct Slot<C, T> {
     sep: T,
 }
 
-impl<C, T> Slot<C, T> {
+impl<C: Consumer<T>, T> Slot<C, T> {
     /// Folds the separator into the slot when `fill`, and reduces the slot's result with
-    /// `next`, the result of the piece after it.
-    fn resolve(self, fill: bool, next: C::Result) -> C::Result
-    where
-        C: Consumer<T>,
-    {
-        let reducer = self.consumer.to_reducer();
+    /// `next`, the result of the piece after it, using `reducer` (the one that came with
+    /// the slot when it was split off).
+    fn resolve(self, fill: bool, next: C::Result, reducer: C::Reducer) -> C::Result {
         let mut folder = self.consumer.into_folder();
         if fill && !folder.full() {
             folder = folder.consume(self.sep);
@@ -288,8 +290,11 @@ struct SepFolder<C: Consumer<T>, T> {
     span: usize,
 }
 
-/// Reduces [`Part`]s, resolving the right one's front slot.
-struct SepReducer<R>(R);
+/// Reduces [`Part`]s: `.0` reduces the base results; `.1` appends the right part's
+/// result to its front slot's, when the right part has one. A split that makes a slot
+/// returns the slot's own reducer in `.1`; a piece detached from a prefix has no slot
+/// (so `.1` is `None`); a reducer of an unindexed split carries one in case.
+struct SepReducer<R>(R, Option<R>);
 
 impl<T, C> Consumer<T> for SepConsumer<C, T>
 where
@@ -300,55 +305,56 @@ where
     type Reducer = SepReducer<C::Reducer>;
     type Result = Part<C, T>;
 
-    fn split_at(self, index: usize) -> (Self, Self) {
+    const DETACHES: bool = C::DETACHES;
+
+    fn split_at(self, index: usize) -> (Self, Self, Self::Reducer) {
         // Inner loops of a `flat_map` may split beyond the span: clamp, as positions do.
         let k = index.min(self.span);
-        let whole = window(self.span, self.lead);
-        let left_len = window(k, self.lead);
+        let lead = self.lead.get();
+        let whole = window(self.span, lead);
+        let left_len = window(k, lead);
         let right_len = window(self.span - k, false);
         // 1 between two nonempty pieces; `lead` when the left piece is empty (its
         // separator then goes before the right piece's first item); 0 otherwise.
         let slot_len = whole.saturating_sub(left_len).saturating_sub(right_len);
-        let (left_base, rest) = self.base.split_at(left_len);
-        let (slot, right_base) = rest.split_at(slot_len);
+        let (left_base, rest, reducer) = self.base.split_at(left_len);
+        let (slot, right_base, slot_reducer) = rest.split_at(slot_len);
+        // `slot_reducer` is kept in this split's reducer, the one that will resolve the
+        // slot (consumers are `Send`, reducers need not be).
         let left = SepConsumer {
             base: left_base,
             sep: self.sep.clone(),
-            lead: self.lead,
+            lead: Cell::new(lead),
             front: self.front,
             span: k,
         };
         let right = SepConsumer {
             base: right_base,
             sep: self.sep.clone(),
-            lead: false,
-            front: Some(Slot {
+            lead: Cell::new(false),
+            front: Cell::new(Some(Slot {
                 consumer: slot,
                 sep: self.sep,
-            }),
+            })),
             span: self.span - k,
         };
-        (left, right)
-    }
-
-    fn to_reducer(&self) -> Self::Reducer {
-        SepReducer(self.base.to_reducer())
+        (left, right, SepReducer(reducer, Some(slot_reducer)))
     }
 
     fn into_folder(self) -> Self::Folder {
         SepFolder {
             base: self.base.into_folder(),
             sep: self.sep,
-            lead: self.lead,
+            lead: self.lead.into_inner(),
             emitted: false,
-            front: self.front,
+            front: self.front.into_inner(),
             span: self.span,
         }
     }
 
-    fn detach(folder: Self::Folder, consumed: usize) -> (Self::Result, Self) {
+    fn detach(folder: Self::Folder, consumed: usize) -> (Self::Result, Self, Self::Reducer) {
         let consumed = consumed.min(folder.span);
-        let (result, base) = C::detach(folder.base, window(consumed, folder.lead));
+        let (result, base, reducer) = C::detach(folder.base, window(consumed, folder.lead));
         let prefix = Part {
             result,
             emitted: folder.emitted,
@@ -359,15 +365,44 @@ where
         let rest = SepConsumer {
             base,
             sep: folder.sep,
-            lead: folder.lead || folder.emitted,
-            front: None,
+            lead: Cell::new(folder.lead || folder.emitted),
+            front: Cell::new(None),
             span: folder.span - consumed,
         };
-        (prefix, rest)
+        (prefix, rest, SepReducer(reducer, None))
     }
 
     fn full(&self) -> bool {
         self.base.full()
+    }
+}
+
+impl<T, C> UnindexedConsumer<T> for SepConsumer<C, T>
+where
+    T: Clone + Send,
+    C: UnindexedConsumer<T>,
+{
+    /// What `split_at(0)` gives on the left, without positions: the left piece takes
+    /// this piece's `lead` and front slot; a slot split off after it becomes this
+    /// piece's front slot.
+    fn split_off_left(&self) -> Self {
+        let left = SepConsumer {
+            base: self.base.split_off_left(),
+            sep: self.sep.clone(),
+            lead: Cell::new(self.lead.replace(false)),
+            front: Cell::new(self.front.take()),
+            span: 0,
+        };
+        let slot = Slot {
+            consumer: self.base.split_off_left(),
+            sep: self.sep.clone(),
+        };
+        self.front.set(Some(slot));
+        left
+    }
+
+    fn to_reducer(&self) -> Self::Reducer {
+        SepReducer(self.base.to_reducer(), Some(self.base.to_reducer()))
     }
 }
 
@@ -417,7 +452,10 @@ where
         let right_result = match right.front {
             Some(slot) => {
                 let fill = (left.emitted || left.lead) && right.emitted;
-                slot.resolve(fill, right.result)
+                let slot_reducer = self
+                    .1
+                    .expect("intersperse: a piece with a front slot comes from a split");
+                slot.resolve(fill, right.result, slot_reducer)
             }
             None => right.result,
         };

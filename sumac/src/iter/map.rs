@@ -4,7 +4,7 @@
 //! `map`, `copied`, `cloned`, `inspect` and `update` share one producer and one consumer,
 //! parameterised by a small [`MapOp`].
 
-use super::plumbing::{Consumer, Folder, Producer, ProducerCallback};
+use super::plumbing::{Consumer, Folder, Producer, ProducerCallback, UnindexedConsumer};
 use super::{IndexedParallelIterator, ParallelIterator};
 
 /// A function applied to every item (a closure reference or a marker type).
@@ -182,8 +182,9 @@ where
     type Folder = MapFolder<C::Folder, O>;
     type Reducer = C::Reducer;
     type Result = C::Result;
-    fn split_at(self, index: usize) -> (Self, Self) {
-        let (l, r) = self.base.split_at(index);
+    const DETACHES: bool = C::DETACHES;
+    fn split_at(self, index: usize) -> (Self, Self, C::Reducer) {
+        let (l, r, reducer) = self.base.split_at(index);
         (
             MapConsumer {
                 base: l,
@@ -193,10 +194,8 @@ where
                 base: r,
                 op: self.op,
             },
+            reducer,
         )
-    }
-    fn to_reducer(&self) -> C::Reducer {
-        self.base.to_reducer()
     }
     fn into_folder(self) -> Self::Folder {
         MapFolder {
@@ -204,18 +203,35 @@ where
             op: self.op,
         }
     }
-    fn detach(folder: Self::Folder, consumed: usize) -> (C::Result, Self) {
-        let (result, base) = C::detach(folder.base, consumed);
+    fn detach(folder: Self::Folder, consumed: usize) -> (C::Result, Self, C::Reducer) {
+        let (result, base, reducer) = C::detach(folder.base, consumed);
         (
             result,
             MapConsumer {
                 base,
                 op: folder.op,
             },
+            reducer,
         )
     }
     fn full(&self) -> bool {
         self.base.full()
+    }
+}
+
+impl<T, C, O> UnindexedConsumer<T> for MapConsumer<C, O>
+where
+    O: MapOp<T>,
+    C: UnindexedConsumer<O::Output>,
+{
+    fn split_off_left(&self) -> Self {
+        MapConsumer {
+            base: self.base.split_off_left(),
+            op: self.op,
+        }
+    }
+    fn to_reducer(&self) -> C::Reducer {
+        self.base.to_reducer()
     }
 }
 
@@ -254,7 +270,7 @@ fn drive_mapped<I, O, C>(base: I, op: O, consumer: C) -> C::Result
 where
     I: ParallelIterator,
     O: MapOp<I::Item>,
-    C: Consumer<O::Output>,
+    C: UnindexedConsumer<O::Output>,
 {
     base.drive_unindexed(MapConsumer { base: consumer, op })
 }
@@ -296,7 +312,7 @@ macro_rules! closure_adaptor {
             $($bounds)*
         {
             type Item = $item;
-            fn drive_unindexed<C: Consumer<$item>>(self, consumer: C) -> C::Result {
+            fn drive_unindexed<C: UnindexedConsumer<$item>>(self, consumer: C) -> C::Result {
                 drive_mapped(self.base, $op(&self.$field), consumer)
             }
             fn opt_len(&self) -> Option<usize> {
@@ -363,7 +379,7 @@ macro_rules! ref_item_adaptor {
             T: 'a + $bound + Send,
         {
             type Item = T;
-            fn drive_unindexed<C: Consumer<T>>(self, consumer: C) -> C::Result {
+            fn drive_unindexed<C: UnindexedConsumer<T>>(self, consumer: C) -> C::Result {
                 drive_mapped(self.base, $op, consumer)
             }
             fn opt_len(&self) -> Option<usize> {
@@ -469,8 +485,9 @@ where
     type Folder = StateFolder<'f, C::Folder, S, F>;
     type Reducer = C::Reducer;
     type Result = C::Result;
-    fn split_at(self, index: usize) -> (Self, Self) {
-        let (l, r) = self.base.split_at(index);
+    const DETACHES: bool = C::DETACHES;
+    fn split_at(self, index: usize) -> (Self, Self, C::Reducer) {
+        let (l, r, reducer) = self.base.split_at(index);
         (
             StateConsumer {
                 base: l,
@@ -482,10 +499,8 @@ where
                 source: self.source,
                 map_op: self.map_op,
             },
+            reducer,
         )
-    }
-    fn to_reducer(&self) -> C::Reducer {
-        self.base.to_reducer()
     }
     fn into_folder(self) -> Self::Folder {
         let mut source = self.source;
@@ -497,8 +512,8 @@ where
             map_op: self.map_op,
         }
     }
-    fn detach(folder: Self::Folder, consumed: usize) -> (C::Result, Self) {
-        let (result, base) = C::detach(folder.base, consumed);
+    fn detach(folder: Self::Folder, consumed: usize) -> (C::Result, Self, C::Reducer) {
+        let (result, base, reducer) = C::detach(folder.base, consumed);
         let mut source = folder.source;
         source.give_back(folder.state);
         (
@@ -508,10 +523,30 @@ where
                 source,
                 map_op: folder.map_op,
             },
+            reducer,
         )
     }
     fn full(&self) -> bool {
         self.base.full()
+    }
+}
+
+impl<'f, T, R, C, S, F> UnindexedConsumer<T> for StateConsumer<'f, C, S, F>
+where
+    C: UnindexedConsumer<R>,
+    S: StateSource,
+    F: Fn(&mut S::State, T) -> R + Sync,
+    R: Send,
+{
+    fn split_off_left(&self) -> Self {
+        StateConsumer {
+            base: self.base.split_off_left(),
+            source: self.source.split(),
+            map_op: self.map_op,
+        }
+    }
+    fn to_reducer(&self) -> C::Reducer {
+        self.base.to_reducer()
     }
 }
 
@@ -665,7 +700,7 @@ where
     R: Send,
 {
     type Item = R;
-    fn drive_unindexed<C: Consumer<R>>(self, consumer: C) -> C::Result {
+    fn drive_unindexed<C: UnindexedConsumer<R>>(self, consumer: C) -> C::Result {
         self.base.drive_unindexed(StateConsumer {
             base: consumer,
             source: WithState(Some(self.item)),
@@ -724,7 +759,7 @@ where
     R: Send,
 {
     type Item = R;
-    fn drive_unindexed<C: Consumer<R>>(self, consumer: C) -> C::Result {
+    fn drive_unindexed<C: UnindexedConsumer<R>>(self, consumer: C) -> C::Result {
         self.base.drive_unindexed(StateConsumer {
             base: consumer,
             source: InitState(&self.init),

@@ -109,7 +109,7 @@ pub use self::walk_tree::{
     walk_tree, walk_tree_postfix, walk_tree_prefix, WalkTree, WalkTreePostfix, WalkTreePrefix,
 };
 
-use self::plumbing::{Consumer, ProducerCallback};
+use self::plumbing::{Consumer, ProducerCallback, UnindexedConsumer};
 
 /// A parallel version of [`Iterator`]: a stream of items processed by the workers of a
 /// thread pool.
@@ -133,7 +133,7 @@ pub trait ParallelIterator: Sized + Send {
     /// method; see [`plumbing`]).
     fn drive_unindexed<C>(self, consumer: C) -> C::Result
     where
-        C: Consumer<Self::Item>;
+        C: UnindexedConsumer<Self::Item>;
 
     /// The exact number of items, when it is known without running the iterator.
     fn opt_len(&self) -> Option<usize> {

@@ -11,7 +11,7 @@
 //! assert_eq!(sums, [11, 23, 35]);
 //! ```
 
-use super::plumbing::{Consumer, ProducerCallback};
+use super::plumbing::{ProducerCallback, UnindexedConsumer};
 use super::{IndexedParallelIterator, IntoParallelIterator, ParallelIterator};
 
 /// Parallel iterators iterated in lock step, stopping at the shortest; see the module
@@ -86,7 +86,7 @@ macro_rules! multizip {
             $($rest: IndexedParallelIterator,)+
         {
             type Item = ($first::Item, $($rest::Item),+);
-            fn drive_unindexed<Con: Consumer<Self::Item>>(self, consumer: Con) -> Con::Result {
+            fn drive_unindexed<Con: UnindexedConsumer<Self::Item>>(self, consumer: Con) -> Con::Result {
                 super::drive_indexed(self, consumer)
             }
             fn opt_len(&self) -> Option<usize> {

@@ -10,7 +10,7 @@
 //! assert_eq!(Err::<i32, _>("no").into_par_iter().count(), 0);
 //! ```
 
-use super::plumbing::{bridge, Consumer, Producer, ProducerCallback};
+use super::plumbing::{bridge, Producer, ProducerCallback, UnindexedConsumer};
 use super::{IndexedParallelIterator, IntoParallelIterator, ParallelIterator};
 
 /// A parallel iterator over the item of an `Option`, if any.
@@ -74,7 +74,7 @@ impl<'a, T: Send, E> IntoParallelIterator for &'a mut Result<T, E> {
 
 impl<T: Send> ParallelIterator for IntoIter<T> {
     type Item = T;
-    fn drive_unindexed<C: Consumer<T>>(self, consumer: C) -> C::Result {
+    fn drive_unindexed<C: UnindexedConsumer<T>>(self, consumer: C) -> C::Result {
         bridge(self, consumer)
     }
     fn opt_len(&self) -> Option<usize> {

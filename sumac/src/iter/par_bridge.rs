@@ -29,7 +29,7 @@ use std::iter::Fuse;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
 
-use super::plumbing::{self, Consumer, Folder, Reducer};
+use super::plumbing::{self, Folder, Reducer, UnindexedConsumer, UnindexedFold};
 use super::ParallelIterator;
 use crate::join::{join_hinted, ForkSize};
 use crate::HeartbeatPoll;
@@ -85,7 +85,7 @@ where
     I::Item: Send,
 {
     type Item = I::Item;
-    fn drive_unindexed<C: Consumer<I::Item>>(self, consumer: C) -> C::Result {
+    fn drive_unindexed<C: UnindexedConsumer<I::Item>>(self, consumer: C) -> C::Result {
         let iter = self.iter;
         crate::in_worker_single_aware(move |single_thread| {
             if single_thread {
@@ -121,10 +121,10 @@ fn pull<I, C>(source: &Source<I>, consumer: C, sibling_started: Option<&AtomicBo
 where
     I: Iterator + Send,
     I::Item: Send,
-    C: Consumer<I::Item>,
+    C: UnindexedConsumer<I::Item>,
 {
     let poll = HeartbeatPoll::current();
-    let mut folder = consumer.into_folder();
+    let mut folder = UnindexedFold::new(consumer);
     let mut block = 1usize;
     let mut items = Vec::new();
     let mut folded_a_block = false;
@@ -139,8 +139,7 @@ where
                 && folded_a_block
                 && source.pullers.load(Ordering::Relaxed) < source.max_pullers
             {
-                let (prefix, rest) = C::detach(folder, 0);
-                let reducer = rest.to_reducer();
+                let (prefix, rest, reducer) = folder.detach();
                 return reducer.reduce(prefix, fork_puller(source, rest));
             }
             // Our last fork still waits: let the heartbeat share it (or older forks).
@@ -170,10 +169,9 @@ fn fork_puller<I, C>(source: &Source<I>, consumer: C) -> C::Result
 where
     I: Iterator + Send,
     I::Item: Send,
-    C: Consumer<I::Item>,
+    C: UnindexedConsumer<I::Item>,
 {
-    let reducer = consumer.to_reducer();
-    let (left, right) = consumer.split_at(0);
+    let (left, right, reducer) = plumbing::split_unindexed(consumer);
     let started = AtomicBool::new(false);
     source.pullers.fetch_add(1, Ordering::Relaxed);
     let (left, right) = join_hinted(

@@ -18,7 +18,7 @@
 //! assert_eq!(evens_or_all(false).count(), 10);
 //! ```
 
-use super::plumbing::{Consumer, ProducerCallback};
+use super::plumbing::{Consumer, ProducerCallback, UnindexedConsumer};
 use super::{
     Either, FromParallelIterator, IndexedParallelIterator, IntoParallelIterator, ParallelExtend,
     ParallelIterator,
@@ -31,7 +31,7 @@ where
 {
     type Item = L::Item;
 
-    fn drive_unindexed<C: Consumer<Self::Item>>(self, consumer: C) -> C::Result {
+    fn drive_unindexed<C: UnindexedConsumer<Self::Item>>(self, consumer: C) -> C::Result {
         match self {
             Either::Left(left) => left.drive_unindexed(consumer),
             Either::Right(right) => right.drive_unindexed(consumer),

@@ -17,7 +17,7 @@
 
 use std::ops::Range;
 
-use super::plumbing::{Consumer, Folder, Producer, ProducerCallback};
+use super::plumbing::{Folder, Producer, ProducerCallback, UnindexedConsumer};
 use super::{IndexedParallelIterator, ParallelIterator};
 
 /// A sequence whose parts a loop can run over: a `&str` or a `&[T]`.
@@ -141,7 +141,7 @@ pub(crate) struct Positions<H, K> {
 
 impl<H: Hay, K: PartKind<H>> ParallelIterator for Positions<H, K> {
     type Item = Option<K::Part>;
-    fn drive_unindexed<C: Consumer<Self::Item>>(self, consumer: C) -> C::Result {
+    fn drive_unindexed<C: UnindexedConsumer<Self::Item>>(self, consumer: C) -> C::Result {
         super::drive_indexed(self, consumer)
     }
     fn opt_len(&self) -> Option<usize> {
@@ -181,7 +181,7 @@ macro_rules! parts_iterator {
             $($bounds)*
         {
             type Item = $item;
-            fn drive_unindexed<C: Consumer<$item>>(self, consumer: C) -> C::Result {
+            fn drive_unindexed<C: UnindexedConsumer<$item>>(self, consumer: C) -> C::Result {
                 let $this = &self;
                 let kind = $kind;
                 $crate::iter::parts::Positions { hay: self.$hay, kind }

@@ -5,8 +5,9 @@
 //!
 //! # Writing your own parallel iterator (as with Rayon)
 //!
-//! The source side has Rayon's names and shapes, so a parallel iterator written against
-//! `rayon::iter::plumbing` compiles unchanged once its imports name `sumac`:
+//! Every trait and function here has Rayon's name and shape, so a parallel iterator or
+//! adaptor written against `rayon::iter::plumbing` compiles unchanged once its imports
+//! name `sumac`:
 //!
 //! - an indexed source implements [`ParallelIterator`](super::ParallelIterator) and
 //!   [`IndexedParallelIterator`](super::IndexedParallelIterator), hands a [`Producer`]
@@ -14,15 +15,17 @@
 //!   [`bridge`] (or [`bridge_producer_consumer`]); see [`bridge`] for a complete example;
 //! - an unindexed source implements [`UnindexedProducer`] and drives consumers with
 //!   [`bridge_unindexed`];
-//! - [`Folder`] and [`ProducerCallback`] are Rayon's, and [`UnindexedConsumer`] is
-//!   accepted as the bound of `drive_unindexed`.
+//! - an adaptor wraps the [`Consumer`] / [`UnindexedConsumer`] it is given in its own,
+//!   with its own [`Folder`] (and, if indexed, wraps producers the same way);
+//! - a consumer of your own (a [`Consumer`] with a [`Folder`] and a [`Reducer`]) can be
+//!   handed to any iterator's `drive_unindexed`, or `drive` when it is indexed.
 //!
-//! The consumer side is sumac's own: to split a loop *while it runs* (at a heartbeat, in
-//! the middle of a block of items it already folded), a [`Consumer`] can
-//! [`detach`](Consumer::detach) a partly used folder into the result so far and a consumer
-//! for the rest, which Rayon's consumers cannot. So user-written *consumers* (custom
-//! adaptors that implement `Consumer`) must be written for this trait; adaptors built
-//! from sumac's own (`map`, `fold`, ...) need nothing.
+//! sumac adds one optional piece to [`Consumer`]: to split a loop *while it runs* (at a
+//! heartbeat, in the middle of the items a folder is consuming), a consumer that sets
+//! [`DETACHES`](Consumer::DETACHES) can [`detach`](Consumer::detach) a partly used folder
+//! into the result so far and a consumer for the rest. sumac's own consumers all do. A
+//! consumer written for Rayon does not, and is split before each block of items instead
+//! (see [`Consumer`]).
 //!
 //! # How a loop runs
 //!
@@ -99,8 +102,19 @@ pub trait Producer: Send + Sized {
     }
 }
 
-/// Receives the output of a [`Producer`]: a consumer can be split at an index (in the
-/// producer's index space), folded sequentially, and its partial results reduced in order.
+/// Receives the output of a [`Producer`] (Rayon's `Consumer`, with one optional
+/// extension): a consumer can be split at an index (in the producer's index space),
+/// folded sequentially, and its partial results reduced in order.
+///
+/// # Splitting a loop while it runs
+///
+/// A heartbeat may ask a loop for work in the middle of a block of items it is folding.
+/// A consumer that sets [`DETACHES`](Consumer::DETACHES) lets the loop keep one folder
+/// for all its blocks and, at a heartbeat, [`detach`](Consumer::detach) the folder into
+/// the result so far and a consumer for the rest; every consumer of sumac's own
+/// adaptors does. A consumer that does not (one written for Rayon) is split before each
+/// block instead, which costs a `split_at` and a `reduce` per block (blocks are sized to
+/// take microseconds, so this is small).
 pub trait Consumer<Item>: Send + Sized {
     /// The sequential folder that consumes items.
     type Folder: Folder<Item, Result = Self::Result>;
@@ -109,35 +123,118 @@ pub trait Consumer<Item>: Send + Sized {
     /// The result of consuming a piece.
     type Result: Send;
 
-    /// Splits into a consumer of the first `index` producer items and one for the rest.
-    fn split_at(self, index: usize) -> (Self, Self);
+    /// Whether [`detach`](Consumer::detach) is implemented (a consumer that wraps another
+    /// one detaches when the inner one does).
+    const DETACHES: bool = false;
 
-    /// A reducer that combines the result of a left piece with that of the adjacent right one.
-    fn to_reducer(&self) -> Self::Reducer;
+    /// Splits into a consumer of the first `index` producer items, one for the rest, and
+    /// the reducer that combines their results.
+    fn split_at(self, index: usize) -> (Self, Self, Self::Reducer);
 
     /// Starts consuming items sequentially.
     fn into_folder(self) -> Self::Folder;
-
-    /// Finishes a folder that has consumed the first `consumed` producer items of its piece:
-    /// returns the result for those items and a consumer for the items that remain.
-    fn detach(folder: Self::Folder, consumed: usize) -> (Self::Result, Self);
 
     /// True when no more item is needed (a short-circuiting search has its answer).
     fn full(&self) -> bool {
         false
     }
+
+    /// Finishes a folder that has consumed the first `consumed` producer items of its
+    /// piece: returns the result for those items, a consumer for the items that remain,
+    /// and the reducer that combines the two results. Only called when
+    /// [`DETACHES`](Consumer::DETACHES) is true.
+    ///
+    /// # Panics
+    /// The default implementation panics: a consumer that sets `DETACHES` must provide
+    /// this method.
+    fn detach(folder: Self::Folder, consumed: usize) -> (Self::Result, Self, Self::Reducer) {
+        let _ = (folder, consumed);
+        panic!("Consumer::detach called on a consumer whose DETACHES is false")
+    }
 }
 
-/// A consumer that unindexed parallel iterators can drive: Rayon's name for the bound
-/// of [`ParallelIterator::drive_unindexed`](super::ParallelIterator::drive_unindexed).
-///
-/// Every sumac [`Consumer`] is one (a consumer is split at position 0 where Rayon calls
-/// `split_off_left`), so `C: UnindexedConsumer<T>` and `C: Consumer<T>` are the same
-/// bound, and an implementation written for Rayon with either bound compiles unchanged.
-/// See [`bridge`] for an example.
-pub trait UnindexedConsumer<Item>: Consumer<Item> {}
+/// A consumer that unindexed parallel iterators can drive (Rayon's `UnindexedConsumer`):
+/// it can also be split where no position is known, and is the bound of
+/// [`ParallelIterator::drive_unindexed`](super::ParallelIterator::drive_unindexed).
+pub trait UnindexedConsumer<Item>: Consumer<Item> {
+    /// A consumer for items that come before all of this consumer's (this one keeps the
+    /// items after them).
+    fn split_off_left(&self) -> Self;
 
-impl<Item, C: Consumer<Item>> UnindexedConsumer<Item> for C {}
+    /// A reducer that combines the result of a left piece with that of the adjacent
+    /// right one.
+    fn to_reducer(&self) -> Self::Reducer;
+}
+
+/// Splits the consumer of items without positions into a consumer for earlier items, one
+/// for later items and the reducer that combines their results. sumac's unindexed
+/// drivers split at position 0, as all their pieces cover the empty range at 0 (see
+/// [`ParallelIterator::index_span`](super::ParallelIterator::index_span)); for a
+/// consumer that wraps one of sumac's, that is what `split_off_left` does.
+pub(crate) fn split_unindexed<T, C: Consumer<T>>(consumer: C) -> (C, C, C::Reducer) {
+    consumer.split_at(0)
+}
+
+/// The folder of a loop over items without positions (`par_bridge`, `walk_tree`), which
+/// may hand the rest of its work to another piece at any point: one folder that is
+/// detached then when the consumer [`DETACHES`](Consumer::DETACHES), otherwise the
+/// folder of a consumer split off to the left, with the consumer of the rest and the
+/// reducer of the split beside it.
+pub(crate) struct UnindexedFold<T, C: Consumer<T>> {
+    folder: C::Folder,
+    rest: Option<(C, C::Reducer)>,
+}
+
+impl<T, C: Consumer<T>> UnindexedFold<T, C> {
+    pub(crate) fn new(consumer: C) -> Self {
+        if C::DETACHES {
+            UnindexedFold {
+                folder: consumer.into_folder(),
+                rest: None,
+            }
+        } else {
+            let (left, rest, reducer) = split_unindexed(consumer);
+            UnindexedFold {
+                folder: left.into_folder(),
+                rest: Some((rest, reducer)),
+            }
+        }
+    }
+
+    pub(crate) fn full(&self) -> bool {
+        self.folder.full()
+    }
+
+    pub(crate) fn consume(self, item: T) -> Self {
+        UnindexedFold {
+            folder: self.folder.consume(item),
+            rest: self.rest,
+        }
+    }
+
+    pub(crate) fn consume_iter<I: IntoIterator<Item = T>>(self, items: I) -> Self {
+        UnindexedFold {
+            folder: self.folder.consume_iter(items),
+            rest: self.rest,
+        }
+    }
+
+    pub(crate) fn complete(self) -> C::Result {
+        let result = self.folder.complete();
+        match self.rest {
+            Some((rest, reducer)) => reducer.reduce(result, rest.into_folder().complete()),
+            None => result,
+        }
+    }
+
+    /// The result so far, a consumer for the rest and the reducer that combines them.
+    pub(crate) fn detach(self) -> (C::Result, C, C::Reducer) {
+        match self.rest {
+            Some((rest, reducer)) => (self.folder.complete(), rest, reducer),
+            None => C::detach(self.folder, 0),
+        }
+    }
+}
 
 /// A source of items that can be cut in two, where neither half knows how many items it
 /// holds (Rayon's `UnindexedProducer`), for example a tree or a hash table's buckets.
@@ -439,7 +536,7 @@ pub(crate) fn adapt(block: usize, ticks: u64) -> usize {
 }
 
 /// The sequential loop of one piece of `len` items; `block` is the starting block size.
-fn drive<P, C>(mut producer: P, mut len: usize, consumer: C, mut block: usize) -> C::Result
+fn drive<P, C>(producer: P, len: usize, consumer: C, block: usize) -> C::Result
 where
     P: Producer,
     C: Consumer<P::Item>,
@@ -448,15 +545,124 @@ where
     if len > producer.max_len() && len / 2 >= min {
         return split_join(producer, len, consumer, block, false);
     }
-    if consumer.full() {
+    if consumer.full() || len == 0 {
         return consumer.into_folder().complete();
     }
-    let mut folder = consumer.into_folder();
-    if len == 0 {
-        return folder.complete();
+    // `DETACHES` is a constant: only one of the two loops is compiled in for a consumer.
+    if C::DETACHES {
+        drive_blocks::<P, C, DetachingFold<P::Item, C>>(producer, len, consumer, block)
+    } else {
+        drive_blocks::<P, C, SplittingFold<P::Item, C>>(producer, len, consumer, block)
     }
+}
+
+/// A result so far, with the reducer that appends the next result to it.
+type Appendable<T, C> = (<C as Consumer<T>>::Result, <C as Consumer<T>>::Reducer);
+
+/// What a loop has folded so far, and how it splits off the rest at a heartbeat.
+trait LoopFold<T, C: Consumer<T>>: Sized {
+    fn start(consumer: C) -> Self;
+    /// Folds the next `n` items, those of `head`.
+    fn fold_block<P: Producer<Item = T>>(self, head: P, n: usize) -> Self;
+    fn full(&self) -> bool;
+    fn complete(self) -> C::Result;
+    /// The result so far (with the reducer that appends the rest's result to it) and a
+    /// consumer for the items not folded yet.
+    fn detach(self) -> (Option<Appendable<T, C>>, C);
+}
+
+/// One folder for all the blocks, detached at a split (consumers that set `DETACHES`).
+struct DetachingFold<T, C: Consumer<T>> {
+    folder: C::Folder,
+    consumed: usize,
+}
+
+impl<T, C: Consumer<T>> LoopFold<T, C> for DetachingFold<T, C> {
+    #[inline]
+    fn start(consumer: C) -> Self {
+        DetachingFold {
+            folder: consumer.into_folder(),
+            consumed: 0,
+        }
+    }
+    #[inline]
+    fn fold_block<P: Producer<Item = T>>(self, head: P, n: usize) -> Self {
+        DetachingFold {
+            folder: head.fold_with(self.folder),
+            consumed: self.consumed + n,
+        }
+    }
+    #[inline]
+    fn full(&self) -> bool {
+        self.folder.full()
+    }
+    #[inline]
+    fn complete(self) -> C::Result {
+        self.folder.complete()
+    }
+    fn detach(self) -> (Option<Appendable<T, C>>, C) {
+        let (result, rest, reducer) = C::detach(self.folder, self.consumed);
+        (Some((result, reducer)), rest)
+    }
+}
+
+/// Each block folded by a consumer split off for it, its result reduced into the result
+/// so far (consumers that cannot detach, such as those written for Rayon). The reducer
+/// of the latest split is kept to append whatever comes next.
+struct SplittingFold<T, C: Consumer<T>> {
+    done: Option<Appendable<T, C>>,
+    rest: C,
+}
+
+impl<T, C: Consumer<T>> LoopFold<T, C> for SplittingFold<T, C> {
+    fn start(consumer: C) -> Self {
+        SplittingFold {
+            done: None,
+            rest: consumer,
+        }
+    }
+    fn fold_block<P: Producer<Item = T>>(self, head: P, n: usize) -> Self {
+        let (here, rest, reducer) = self.rest.split_at(n);
+        let result = head.fold_with(here.into_folder()).complete();
+        let result = match self.done {
+            Some((before, append)) => append.reduce(before, result),
+            None => result,
+        };
+        SplittingFold {
+            done: Some((result, reducer)),
+            rest,
+        }
+    }
+    fn full(&self) -> bool {
+        self.rest.full()
+    }
+    fn complete(self) -> C::Result {
+        let last = self.rest.into_folder().complete();
+        match self.done {
+            Some((before, append)) => append.reduce(before, last),
+            None => last,
+        }
+    }
+    fn detach(self) -> (Option<Appendable<T, C>>, C) {
+        (self.done, self.rest)
+    }
+}
+
+/// The block loop of [`drive`] over a non-empty piece, folding with `F`.
+fn drive_blocks<P, C, F>(
+    mut producer: P,
+    mut len: usize,
+    consumer: C,
+    mut block: usize,
+) -> C::Result
+where
+    P: Producer,
+    C: Consumer<P::Item>,
+    F: LoopFold<P::Item, C>,
+{
+    let min = producer.min_len().max(1);
+    let mut folded = F::start(consumer);
     let poll = HeartbeatPoll::current();
-    let mut consumed = 0usize;
     let mut last = clock::ticks();
     // Clock ticks per item of the last block, in 1/1024ths (0 until a block was timed).
     let mut ticks_per_item_1024 = 0u64;
@@ -469,20 +675,16 @@ where
         let heartbeat = timed_a_block && poll.pending();
         if (heartbeat || hooks::force_split()) && len / 2 >= min {
             let big = upper_half_is_big(len, ticks_per_item_1024);
-            let (prefix, rest) = C::detach(folder, consumed);
-            let reducer = rest.to_reducer();
-            let rest = split_join(producer, len, rest, block, big);
-            return reducer.reduce(prefix, rest);
+            return split_rest(folded, producer, len, block, big);
         }
         let n = hooks::block_size(block).min(len);
         let (head, tail) = producer.split_at(n);
         producer = tail;
         len -= n;
-        folder = head.fold_with(folder);
-        if len == 0 || folder.full() {
-            return folder.complete();
+        folded = folded.fold_block(head, n);
+        if len == 0 || folded.full() {
+            return folded.complete();
         }
-        consumed += n;
         let now = clock::ticks();
         let ticks = now.wrapping_sub(last);
         ticks_per_item_1024 = ticks.saturating_mul(1024) / n as u64;
@@ -494,13 +696,27 @@ where
             // an item is running: nested loops split the outermost loop first. A fork
             // costs a few stores, nothing next to an item of this size.
             let big = upper_half_is_big(len, ticks_per_item_1024);
-            let (prefix, rest) = C::detach(folder, consumed);
-            let reducer = rest.to_reducer();
-            let rest = split_join(producer, len, rest, 1, big);
-            return reducer.reduce(prefix, rest);
+            return split_rest(folded, producer, len, 1, big);
         }
         block = adapt(block, ticks);
         last = now;
+    }
+}
+
+/// Ends the sequential loop: splits the `len` items not folded yet (`producer`) at their
+/// midpoint, runs the halves with [`split_join`] and appends their result to what was
+/// folded.
+fn split_rest<P, C, F>(folded: F, producer: P, len: usize, block: usize, big: bool) -> C::Result
+where
+    P: Producer,
+    C: Consumer<P::Item>,
+    F: LoopFold<P::Item, C>,
+{
+    let (prefix, rest) = folded.detach();
+    let rest = split_join(producer, len, rest, block, big);
+    match prefix {
+        Some((prefix, append)) => append.reduce(prefix, rest),
+        None => rest,
     }
 }
 
@@ -535,8 +751,7 @@ where
 {
     let mid = len / 2;
     let (left_p, right_p) = producer.split_at(mid);
-    let reducer = consumer.to_reducer();
-    let (left_c, right_c) = consumer.split_at(mid);
+    let (left_c, right_c, reducer) = consumer.split_at(mid);
     let (left, right) = join_hinted(
         move || drive(left_p, mid, left_c, block),
         move || drive(right_p, len - mid, right_c, block),

@@ -17,7 +17,7 @@
 use std::ops::Range;
 
 use super::plumbing::{
-    bridge_producer_consumer, Consumer, Producer, ProducerCallback, Reducer as _,
+    bridge_producer_consumer, Consumer, Producer, ProducerCallback, Reducer as _, UnindexedConsumer,
 };
 use super::{IndexedParallelIterator, IntoParallelIterator, ParallelIterator};
 
@@ -146,8 +146,7 @@ pub(crate) fn drive_long<T: RangeInteger, C: Consumer<T>>(
         return super::plumbing::Folder::complete(consumer.into_folder());
     }
     let half = len / 2;
-    let reducer = consumer.to_reducer();
-    let (left, right) = consumer.split_at(usize::try_from(half).unwrap_or(usize::MAX / 2));
+    let (left, right, reducer) = consumer.split_at(usize::try_from(half).unwrap_or(usize::MAX / 2));
     let (l, r) = crate::in_worker(move || {
         crate::join(
             move || drive_long(start, half, left),
@@ -188,7 +187,7 @@ where
 
 impl<T: RangeInteger> ParallelIterator for Iter<T> {
     type Item = T;
-    fn drive_unindexed<C: Consumer<T>>(self, consumer: C) -> C::Result {
+    fn drive_unindexed<C: UnindexedConsumer<T>>(self, consumer: C) -> C::Result {
         drive_long(self.range.start, long_len(&self.range), consumer)
     }
     fn opt_len(&self) -> Option<usize> {

@@ -13,7 +13,9 @@
 
 use std::ops::RangeInclusive;
 
-use super::plumbing::{bridge_producer_consumer, Consumer, ProducerCallback, Reducer};
+use super::plumbing::{
+    bridge_producer_consumer, Consumer, ProducerCallback, Reducer, UnindexedConsumer,
+};
 use super::range::{drive_long, RangeInteger, RangeProducer};
 use super::{IndexedParallelIterator, IntoParallelIterator, ParallelIterator};
 
@@ -49,8 +51,7 @@ fn drive<T: RangeInteger, C: Consumer<T>>(range: RangeInclusive<T>, consumer: C)
         Some(n) => {
             // The whole 128-bit range: `start..end` then `end`.
             let end = *range.end();
-            let reducer = consumer.to_reducer();
-            let (left, right) = consumer.split_at(usize::MAX - 1);
+            let (left, right, reducer) = consumer.split_at(usize::MAX - 1);
             let (l, r) = crate::in_worker(move || {
                 crate::join(
                     move || drive_long(start, n, left),
@@ -78,7 +79,7 @@ where
 
 impl<T: RangeInteger> ParallelIterator for Iter<T> {
     type Item = T;
-    fn drive_unindexed<C: Consumer<T>>(self, consumer: C) -> C::Result {
+    fn drive_unindexed<C: UnindexedConsumer<T>>(self, consumer: C) -> C::Result {
         drive(self.range, consumer)
     }
     fn opt_len(&self) -> Option<usize> {

@@ -3,7 +3,7 @@
 use std::iter::{Product, Sum};
 use std::marker::PhantomData;
 
-use super::plumbing::{Consumer, Folder, NoopReducer, Reducer};
+use super::plumbing::{Consumer, Folder, NoopReducer, Reducer, UnindexedConsumer};
 use super::ParallelIterator;
 
 // ---------------------------------------------------------------------- for_each
@@ -24,17 +24,24 @@ impl<'f, T, F: Fn(T) + Sync> Consumer<T> for ForEachConsumer<'f, F> {
     type Folder = Self;
     type Reducer = NoopReducer;
     type Result = ();
-    fn split_at(self, _index: usize) -> (Self, Self) {
-        (ForEachConsumer { op: self.op }, self)
-    }
-    fn to_reducer(&self) -> NoopReducer {
-        NoopReducer
+    const DETACHES: bool = true;
+    fn split_at(self, _index: usize) -> (Self, Self, NoopReducer) {
+        (ForEachConsumer { op: self.op }, self, NoopReducer)
     }
     fn into_folder(self) -> Self {
         self
     }
-    fn detach(folder: Self, _consumed: usize) -> ((), Self) {
-        ((), folder)
+    fn detach(folder: Self, _consumed: usize) -> ((), Self, NoopReducer) {
+        ((), folder, NoopReducer)
+    }
+}
+
+impl<'f, T, F: Fn(T) + Sync> UnindexedConsumer<T> for ForEachConsumer<'f, F> {
+    fn split_off_left(&self) -> Self {
+        ForEachConsumer { op: self.op }
+    }
+    fn to_reducer(&self) -> NoopReducer {
+        NoopReducer
     }
 }
 
@@ -92,11 +99,9 @@ where
     type Folder = ReduceFolder<'r, T, ID, OP>;
     type Reducer = Self;
     type Result = T;
-    fn split_at(self, _index: usize) -> (Self, Self) {
-        (self.clone(), self)
-    }
-    fn to_reducer(&self) -> Self {
-        self.clone()
+    const DETACHES: bool = true;
+    fn split_at(self, _index: usize) -> (Self, Self, Self) {
+        (self.clone(), self.clone(), self)
     }
     fn into_folder(self) -> Self::Folder {
         ReduceFolder {
@@ -104,8 +109,22 @@ where
             consumer: self,
         }
     }
-    fn detach(folder: Self::Folder, _consumed: usize) -> (T, Self) {
-        (folder.acc, folder.consumer)
+    fn detach(folder: Self::Folder, _consumed: usize) -> (T, Self, Self) {
+        (folder.acc, folder.consumer.clone(), folder.consumer)
+    }
+}
+
+impl<'r, T, ID, OP> UnindexedConsumer<T> for ReduceConsumer<'r, ID, OP>
+where
+    T: Send,
+    ID: Fn() -> T + Sync,
+    OP: Fn(T, T) -> T + Sync,
+{
+    fn split_off_left(&self) -> Self {
+        self.clone()
+    }
+    fn to_reducer(&self) -> Self {
+        self.clone()
     }
 }
 
@@ -169,17 +188,27 @@ macro_rules! arith_consumer {
             type Folder = $folder<S>;
             type Reducer = Self;
             type Result = S;
-            fn split_at(self, _index: usize) -> (Self, Self) {
-                ($consumer(PhantomData), self)
-            }
-            fn to_reducer(&self) -> Self {
-                $consumer(PhantomData)
+            const DETACHES: bool = true;
+            fn split_at(self, _index: usize) -> (Self, Self, Self) {
+                ($consumer(PhantomData), self, $consumer(PhantomData))
             }
             fn into_folder(self) -> $folder<S> {
                 $folder(std::iter::empty::<T>().$method())
             }
-            fn detach(folder: $folder<S>, _consumed: usize) -> (S, Self) {
-                (folder.0, $consumer(PhantomData))
+            fn detach(folder: $folder<S>, _consumed: usize) -> (S, Self, Self) {
+                (folder.0, $consumer(PhantomData), $consumer(PhantomData))
+            }
+        }
+
+        impl<T, S> UnindexedConsumer<T> for $consumer<S>
+        where
+            S: Send + $trait<T> + $trait<S>,
+        {
+            fn split_off_left(&self) -> Self {
+                $consumer(PhantomData)
+            }
+            fn to_reducer(&self) -> Self {
+                $consumer(PhantomData)
             }
         }
 

@@ -10,7 +10,7 @@
 //! assert_eq!(pairs, [('x', 1), ('x', 2)]);
 //! ```
 
-use super::plumbing::{bridge, Consumer, Producer, ProducerCallback};
+use super::plumbing::{bridge, Producer, ProducerCallback, UnindexedConsumer};
 use super::{option, IndexedParallelIterator, IntoParallelIterator, ParallelIterator, Zip};
 
 /// The iterator returned by [`empty`]: an `Option` iterator that holds nothing.
@@ -94,7 +94,7 @@ impl<T: Clone + Send> Repeat<T> {
 
 impl<T: Clone + Send> ParallelIterator for Repeat<T> {
     type Item = T;
-    fn drive_unindexed<C: Consumer<T>>(self, consumer: C) -> C::Result {
+    fn drive_unindexed<C: UnindexedConsumer<T>>(self, consumer: C) -> C::Result {
         // As good as endless: the loop splits it like any other index range.
         self.take(usize::MAX).drive_unindexed(consumer)
     }
@@ -113,7 +113,7 @@ pub struct RepeatN<T> {
 
 impl<T: Clone + Send> ParallelIterator for RepeatN<T> {
     type Item = T;
-    fn drive_unindexed<C: Consumer<T>>(self, consumer: C) -> C::Result {
+    fn drive_unindexed<C: UnindexedConsumer<T>>(self, consumer: C) -> C::Result {
         bridge(self, consumer)
     }
     fn opt_len(&self) -> Option<usize> {

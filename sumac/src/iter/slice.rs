@@ -13,7 +13,7 @@ use std::marker::PhantomData;
 use std::ops::Range;
 
 use super::parts::{parts_iterator, PartKind};
-use super::plumbing::{bridge, Consumer, Folder, Producer, ProducerCallback};
+use super::plumbing::{bridge, Folder, Producer, ProducerCallback, UnindexedConsumer};
 use super::{IndexedParallelIterator, IntoParallelIterator, ParallelIterator};
 
 /// Implements `ParallelIterator` + `IndexedParallelIterator` for a slice iterator whose
@@ -28,7 +28,7 @@ macro_rules! slice_iterator {
      len = |$s:ident| $len:expr, producer = |$p:ident| $make:expr) => {
         impl<$lt, T: $bound + $lt $(, const $n: usize)?> ParallelIterator for $ty {
             type Item = $item;
-            fn drive_unindexed<C: Consumer<$item>>(self, consumer: C) -> C::Result {
+            fn drive_unindexed<C: UnindexedConsumer<$item>>(self, consumer: C) -> C::Result {
                 bridge(self, consumer)
             }
             fn opt_len(&self) -> Option<usize> {
@@ -877,7 +877,7 @@ struct MutPositions<'a, T, K> {
 
 impl<'a, T: Send, K: SlicePieceKind<T>> ParallelIterator for MutPositions<'a, T, K> {
     type Item = Option<&'a mut [T]>;
-    fn drive_unindexed<C: Consumer<Self::Item>>(self, consumer: C) -> C::Result {
+    fn drive_unindexed<C: UnindexedConsumer<Self::Item>>(self, consumer: C) -> C::Result {
         super::drive_indexed(self, consumer)
     }
     fn opt_len(&self) -> Option<usize> {
@@ -922,7 +922,7 @@ macro_rules! mut_pieces_iterator {
             $($bound)*
         {
             type Item = &'a mut [T];
-            fn drive_unindexed<C: Consumer<&'a mut [T]>>(self, consumer: C) -> C::Result {
+            fn drive_unindexed<C: UnindexedConsumer<&'a mut [T]>>(self, consumer: C) -> C::Result {
                 let $p = &self.$field;
                 MutPositions { slice: self.slice, kind: $kind }
                     .filter_map(|piece| piece)

@@ -24,7 +24,7 @@
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
-use super::plumbing::{self, Consumer, Folder, Reducer};
+use super::plumbing::{self, Consumer, Folder, Reducer, UnindexedConsumer};
 use super::ParallelIterator;
 use crate::join::{join_hinted, ForkSize};
 use crate::HeartbeatPoll;
@@ -84,7 +84,7 @@ where
 {
     type Item = D;
 
-    fn drive_unindexed<C: Consumer<D>>(self, consumer: C) -> C::Result {
+    fn drive_unindexed<C: UnindexedConsumer<D>>(self, consumer: C) -> C::Result {
         let Split { data, splitter } = self;
         crate::in_worker_single_aware(move |single_thread| {
             let workers = if single_thread {
@@ -180,8 +180,7 @@ where
         (whole, None) => (shared.leaf)(whole, consumer.into_folder()).complete(),
         (first, Some(second)) => {
             let half = (budget / 2).max(1);
-            let reducer = consumer.to_reducer();
-            let (first_consumer, second_consumer) = consumer.split_at(0);
+            let (first_consumer, second_consumer, reducer) = plumbing::split_unindexed(consumer);
             let started = AtomicBool::new(false);
             let caller = crate::current_thread_index();
             shared.pieces.fetch_add(1, Ordering::Relaxed);

@@ -20,7 +20,7 @@
 use either::Either;
 
 use super::parts::{parts_iterator, PartKind};
-use super::plumbing::Consumer;
+use super::plumbing::UnindexedConsumer;
 use super::{slice, Copied, IndexedParallelIterator, IntoParallelIterator, ParallelIterator};
 
 /// Parallel methods on string slices.
@@ -523,7 +523,7 @@ pub struct Matches<'a, P> {
 
 impl<'a, P: Pattern> ParallelIterator for Matches<'a, P> {
     type Item = &'a str;
-    fn drive_unindexed<C: Consumer<&'a str>>(self, consumer: C) -> C::Result {
+    fn drive_unindexed<C: UnindexedConsumer<&'a str>>(self, consumer: C) -> C::Result {
         MatchIndices {
             text: self.text,
             pattern: self.pattern,
@@ -545,7 +545,7 @@ pub struct EncodeUtf16<'a> {
 
 impl ParallelIterator for EncodeUtf16<'_> {
     type Item = u16;
-    fn drive_unindexed<C: Consumer<u16>>(self, consumer: C) -> C::Result {
+    fn drive_unindexed<C: UnindexedConsumer<u16>>(self, consumer: C) -> C::Result {
         self.chars
             .flat_map_iter(|c| {
                 let mut units = [0u16; 2];

@@ -13,7 +13,7 @@
 use std::mem;
 use std::ptr;
 
-use super::plumbing::{Consumer, Producer, ProducerCallback};
+use super::plumbing::{Producer, ProducerCallback, UnindexedConsumer};
 use super::{drive_indexed, IndexedParallelIterator, IntoParallelIterator, ParallelIterator};
 
 /// A parallel iterator over the items of a `Vec<T>`, by value.
@@ -86,7 +86,7 @@ impl<T: Send> ParallelDrainRange<usize> for &mut Vec<T> {
 
 impl<T: Send> ParallelIterator for IntoIter<T> {
     type Item = T;
-    fn drive_unindexed<C: Consumer<T>>(self, consumer: C) -> C::Result {
+    fn drive_unindexed<C: UnindexedConsumer<T>>(self, consumer: C) -> C::Result {
         drive_indexed(self, consumer)
     }
     fn opt_len(&self) -> Option<usize> {

@@ -21,7 +21,7 @@
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
-use super::plumbing::{self, Consumer, Folder, Reducer};
+use super::plumbing::{self, Reducer, UnindexedConsumer, UnindexedFold};
 use super::ParallelIterator;
 use crate::join::{join_hinted, ForkSize};
 use crate::HeartbeatPoll;
@@ -108,7 +108,7 @@ macro_rules! walk_iterator {
             I: IntoIterator<Item = S>,
         {
             type Item = S;
-            fn drive_unindexed<C: Consumer<S>>(self, consumer: C) -> C::Result {
+            fn drive_unindexed<C: UnindexedConsumer<S>>(self, consumer: C) -> C::Result {
                 drive_walk(self.walk, $postfix, consumer)
             }
             /// The nodes have no positions: every piece of the walk covers the empty range.
@@ -151,7 +151,7 @@ where
     S: Send,
     B: Fn(&S) -> I + Send + Sync,
     I: IntoIterator<Item = S>,
-    C: Consumer<S>,
+    C: UnindexedConsumer<S>,
 {
     let Walk { root, children_of } = walk;
     crate::in_worker_single_aware(move |single_thread| {
@@ -188,10 +188,10 @@ where
     S: Send,
     B: Fn(&S) -> I + Sync,
     I: IntoIterator<Item = S>,
-    C: Consumer<S>,
+    C: UnindexedConsumer<S>,
 {
     let poll = HeartbeatPoll::current();
-    let mut folder = consumer.into_folder();
+    let mut folder = UnindexedFold::new(consumer);
     let mut worked = false;
     while let Some(work) = stack.pop() {
         if folder.full() {
@@ -203,8 +203,7 @@ where
                 sibling_started.is_none_or(|started| started.load(Ordering::Relaxed));
             if sibling_running && shared.pieces.load(Ordering::Relaxed) < shared.max_pieces {
                 stack.push(work);
-                let (prefix, rest) = C::detach(folder, 0);
-                let reducer = rest.to_reducer();
+                let (prefix, rest, reducer) = folder.detach();
                 return reducer.reduce(prefix, fork_piece(shared, stack, rest, forks_left - 1));
             }
             poll.serve();
@@ -243,11 +242,10 @@ where
     S: Send,
     B: Fn(&S) -> I + Sync,
     I: IntoIterator<Item = S>,
-    C: Consumer<S>,
+    C: UnindexedConsumer<S>,
 {
     let lower: Vec<Work<S>> = stack.drain(..stack.len() / 2).collect();
-    let reducer = consumer.to_reducer();
-    let (upper_consumer, lower_consumer) = consumer.split_at(0);
+    let (upper_consumer, lower_consumer, reducer) = plumbing::split_unindexed(consumer);
     let started = AtomicBool::new(false);
     shared.pieces.fetch_add(1, Ordering::Relaxed);
     let (upper, lower) = join_hinted(
