@@ -18,7 +18,8 @@
 //! None of these consumers sets sumac's `DETACHES`, so sumac drives them by splitting
 //! them before each block of items: that is the path exercised here. Every consumer and
 //! folder defines `full`, which Rayon requires (sumac gives it a default). With
-//! `sumac` replaced by `rayon` and the heartbeat setting removed, this file also builds
+//! `sumac` replaced by `rayon` (and the pools of `tests/common` built with Rayon's
+//! builder, without the heartbeat setting), this file also builds
 //! and passes against Rayon 1.12, except the `intersperse` checks under `TwoHalves` and
 //! `Thirds`: Rayon's own `intersperse` puts a separator before the first item when a
 //! left piece split off with `split_off_left` turns out empty. Every result is
@@ -28,8 +29,6 @@
 use std::collections::LinkedList;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::OnceLock;
-use std::time::Duration;
 
 use proptest::prelude::*;
 use sumac::iter::plumbing::{
@@ -37,32 +36,10 @@ use sumac::iter::plumbing::{
 };
 use sumac::prelude::*;
 
+mod common;
+use common::{on_each, stress_pools as pools};
+
 // ------------------------------------------------------------------------- pools
-
-fn build_pool(threads: usize) -> sumac::ThreadPool {
-    sumac::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .heartbeat_interval(Duration::from_micros(1))
-        .build()
-        .expect("build pool")
-}
-
-/// Pools of 1, 2 and 4 threads with a 1 µs heartbeat, shared by all tests.
-fn pools() -> &'static [sumac::ThreadPool] {
-    static POOLS: OnceLock<Vec<sumac::ThreadPool>> = OnceLock::new();
-    POOLS.get_or_init(|| [1, 2, 4].into_iter().map(build_pool).collect())
-}
-
-/// Runs `check` on every pool, stopping at the first failure.
-fn on_each<F>(check: F) -> Result<(), TestCaseError>
-where
-    F: Fn() -> Result<(), TestCaseError> + Sync,
-{
-    for pool in pools() {
-        pool.install(&check)?;
-    }
-    Ok(())
-}
 
 fn config() -> ProptestConfig {
     ProptestConfig::with_cases(32)
@@ -366,7 +343,7 @@ proptest! {
     ) {
         let seq: Vec<usize> = (0..n).map(mix).collect();
         let other: Vec<u32> = (0..m as u32).map(|x| x ^ 0xa5a5).collect();
-        on_each(|| {
+        on_each(pools(), || {
             let c = AtomicUsize::new(0);
 
             // Producer path: `map` and `collect` are indexed.
@@ -484,7 +461,7 @@ proptest! {
     fn counted_unindexed(n in 0usize..5000, m in 0usize..3000, target in 0usize..1_100_000) {
         let seq: Vec<usize> = (0..n).map(mix).collect();
         let kept: Vec<usize> = seq.iter().copied().filter(|x| x % 3 != 1).collect();
-        on_each(|| {
+        on_each(pools(), || {
             let c = AtomicUsize::new(0);
 
             prop_assert_eq!(
@@ -602,7 +579,7 @@ proptest! {
     fn counted_fold_and_reduce_keep_order(n in 0usize..5000) {
         let composed = (0..n).map(affine).fold(IDENTITY, then);
         let text: String = (0..n.min(1500)).map(|i| format!("{i},")).collect();
-        on_each(|| {
+        on_each(pools(), || {
             let c = AtomicUsize::new(0);
             prop_assert_eq!(
                 (0..n).into_par_iter().map(affine).counted(&c).reduce(|| IDENTITY, then),
@@ -674,7 +651,7 @@ proptest! {
     fn counted_intersperse(n in 0usize..5000, keep in 1usize..9) {
         let seq: Vec<usize> = (0..n).map(mix).collect();
         let kept: Vec<usize> = (0..n).filter(|i| i % keep == 0).map(mix).collect();
-        on_each(|| {
+        on_each(pools(), || {
             let c = AtomicUsize::new(0);
             prop_assert_eq!(
                 (0..n).into_par_iter().map(mix).counted(&c).intersperse(usize::MAX)
@@ -1001,7 +978,7 @@ proptest! {
     #[test]
     fn max_sum_consumer(v in prop::collection::vec(any::<u32>(), 0..5000), n in 0u64..5000) {
         let wide = || v.iter().map(|&x| u64::from(x) * 1_000_003);
-        on_each(|| {
+        on_each(pools(), || {
             prop_assert_eq!(
                 (0..n).into_par_iter().drive_unindexed(MaxSumConsumer),
                 max_sum_seq(0..n)
@@ -1056,7 +1033,7 @@ proptest! {
         n in 0usize..5000,
         k in 0usize..5200,
     ) {
-        on_each(|| {
+        on_each(pools(), || {
             prop_assert_eq!(
                 flatten((0..n).into_par_iter().drive_unindexed(ListVecConsumer)),
                 (0..n).collect::<Vec<_>>()
@@ -1125,7 +1102,7 @@ proptest! {
         k in 0usize..5200,
     ) {
         let len_zip = v.len().min(n);
-        on_each(|| {
+        on_each(pools(), || {
             prop_assert_eq!(
                 positioned((0..n).into_par_iter().drive(PosConsumer::new(n)), n),
                 (0..n).collect::<Vec<_>>()
@@ -1184,7 +1161,7 @@ proptest! {
     fn leaf_consumers_under_intersperse(n in 0usize..5000) {
         let len = (2 * n).saturating_sub(1);
         let expected = intersperse_seq(0..n, usize::MAX);
-        on_each(|| {
+        on_each(pools(), || {
             prop_assert_eq!(
                 positioned(
                     (0..n).into_par_iter().intersperse(usize::MAX)
@@ -1428,7 +1405,7 @@ proptest! {
         w in prop::collection::vec(0u32..1000, 0..100),
         target in 0u32..1100,
     ) {
-        on_each(|| check_driver(&v, &w, target, || TwoHalves(v.clone())))?;
+        on_each(pools(), || check_driver(&v, &w, target, || TwoHalves(v.clone())))?;
     }
 
     #[test]
@@ -1438,17 +1415,17 @@ proptest! {
         target in 0u32..1100,
         depth in 0u32..8,
     ) {
-        on_each(|| check_driver(&v, &w, target, || Thirds { items: v.clone(), depth }))?;
+        on_each(pools(), || check_driver(&v, &w, target, || Thirds { items: v.clone(), depth }))?;
     }
 
     #[test]
     fn two_halves_intersperse(v in prop::collection::vec(0u32..1000, 0..3000)) {
-        on_each(|| check_driver_intersperse(&v, || TwoHalves(v.clone())))?;
+        on_each(pools(), || check_driver_intersperse(&v, || TwoHalves(v.clone())))?;
     }
 
     #[test]
     fn thirds_intersperse(v in prop::collection::vec(0u32..1000, 0..3000), depth in 0u32..8) {
-        on_each(|| check_driver_intersperse(&v, || Thirds { items: v.clone(), depth }))?;
+        on_each(pools(), || check_driver_intersperse(&v, || Thirds { items: v.clone(), depth }))?;
     }
 }
 
@@ -1458,7 +1435,7 @@ fn small_drivers_every_size() {
     for len in 0..12u32 {
         let v: Vec<u32> = (0..len).map(|x| x * 10 + 1).collect();
         let w = [5, 6];
-        on_each(|| {
+        on_each(pools(), || {
             check_driver(&v, &w, 31, || TwoHalves(v.clone()))?;
             check_driver_intersperse(&v, || TwoHalves(v.clone()))?;
             for depth in 0..6 {

@@ -12,8 +12,6 @@
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::OnceLock;
-use std::time::Duration;
 
 use proptest::prelude::*;
 use sumac::iter::plumbing::{
@@ -22,36 +20,53 @@ use sumac::iter::plumbing::{
 };
 use sumac::prelude::*;
 
+mod common;
+use common::{on_each, stress_pools as pools};
+
+/// The two trait impls that every hand-written indexed source below repeats, written as
+/// Rayon's documentation shows them (`Evens` and `Squares` spell them out in full):
+/// both drives go through `bridge`, the length is `$len` and the producer `$make`.
+macro_rules! indexed_source {
+    (impl[$($gen:tt)*] $ty:ty, item = $item:ty, len = |$s:ident| $len:expr,
+     producer = |$p:ident| $make:expr) => {
+        impl<$($gen)*> ParallelIterator for $ty {
+            type Item = $item;
+
+            fn drive_unindexed<C>(self, consumer: C) -> C::Result
+            where
+                C: UnindexedConsumer<Self::Item>,
+            {
+                bridge(self, consumer)
+            }
+
+            fn opt_len(&self) -> Option<usize> {
+                Some(IndexedParallelIterator::len(self))
+            }
+        }
+
+        impl<$($gen)*> IndexedParallelIterator for $ty {
+            fn len(&self) -> usize {
+                let $s = self;
+                $len
+            }
+
+            fn drive<C: Consumer<Self::Item>>(self, consumer: C) -> C::Result {
+                bridge(self, consumer)
+            }
+
+            fn with_producer<CB: ProducerCallback<Self::Item>>(self, callback: CB) -> CB::Output {
+                let $p = self;
+                callback.callback($make)
+            }
+        }
+    };
+}
+
 // ------------------------------------------------------------------------- pools
-
-fn build_pool(threads: usize) -> sumac::ThreadPool {
-    sumac::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .heartbeat_interval(Duration::from_micros(1))
-        .build()
-        .expect("build pool")
-}
-
-/// Pools of 1, 2 and 4 threads with a 1 µs heartbeat, shared by all tests.
-fn pools() -> &'static [sumac::ThreadPool] {
-    static POOLS: OnceLock<Vec<sumac::ThreadPool>> = OnceLock::new();
-    POOLS.get_or_init(|| [1, 2, 4].into_iter().map(build_pool).collect())
-}
 
 /// The pools that really run in parallel (2 and 4 threads).
 fn parallel_pools() -> &'static [sumac::ThreadPool] {
     &pools()[1..]
-}
-
-/// Runs `check` on every pool of `pools`, stopping at the first failure.
-fn on_each<F>(pools: &[sumac::ThreadPool], check: F) -> Result<(), TestCaseError>
-where
-    F: Fn() -> Result<(), TestCaseError> + Sync,
-{
-    for pool in pools {
-        pool.install(&check)?;
-    }
-    Ok(())
 }
 
 fn config() -> ProptestConfig {
@@ -276,35 +291,12 @@ struct MySlice<'a, T> {
     stats: &'a SliceStats,
 }
 
-impl<'a, T: Sync + 'a> ParallelIterator for MySlice<'a, T> {
-    type Item = &'a T;
-
-    fn drive_unindexed<C>(self, consumer: C) -> C::Result
-    where
-        C: UnindexedConsumer<Self::Item>,
-    {
-        bridge(self, consumer)
-    }
-
-    fn opt_len(&self) -> Option<usize> {
-        Some(self.slice.len())
-    }
-}
-
-impl<'a, T: Sync + 'a> IndexedParallelIterator for MySlice<'a, T> {
-    fn len(&self) -> usize {
-        self.slice.len()
-    }
-
-    fn drive<C: Consumer<Self::Item>>(self, consumer: C) -> C::Result {
-        bridge(self, consumer)
-    }
-
-    fn with_producer<CB: ProducerCallback<Self::Item>>(self, callback: CB) -> CB::Output {
-        callback.callback(MyChunks {
-            slice: self.slice,
-            stats: self.stats,
-        })
+indexed_source! {
+    impl['a, T: Sync + 'a] MySlice<'a, T>, item = &'a T,
+    len = |s| s.slice.len(),
+    producer = |s| MyChunks {
+        slice: s.slice,
+        stats: s.stats,
     }
 }
 
@@ -357,37 +349,14 @@ struct Bounded<'a, T> {
     stats: &'a SliceStats,
 }
 
-impl<'a, T: Sync + 'a> ParallelIterator for Bounded<'a, T> {
-    type Item = &'a T;
-
-    fn drive_unindexed<C>(self, consumer: C) -> C::Result
-    where
-        C: UnindexedConsumer<Self::Item>,
-    {
-        bridge(self, consumer)
-    }
-
-    fn opt_len(&self) -> Option<usize> {
-        Some(self.slice.len())
-    }
-}
-
-impl<'a, T: Sync + 'a> IndexedParallelIterator for Bounded<'a, T> {
-    fn len(&self) -> usize {
-        self.slice.len()
-    }
-
-    fn drive<C: Consumer<Self::Item>>(self, consumer: C) -> C::Result {
-        bridge(self, consumer)
-    }
-
-    fn with_producer<CB: ProducerCallback<Self::Item>>(self, callback: CB) -> CB::Output {
-        callback.callback(BoundedProducer {
-            slice: self.slice,
-            min: self.min,
-            max: self.max,
-            stats: self.stats,
-        })
+indexed_source! {
+    impl['a, T: Sync + 'a] Bounded<'a, T>, item = &'a T,
+    len = |s| s.slice.len(),
+    producer = |s| BoundedProducer {
+        slice: s.slice,
+        min: s.min,
+        max: s.max,
+        stats: s.stats,
     }
 }
 
@@ -567,35 +536,12 @@ struct MakeDroppies<'a> {
     ledger: &'a Ledger,
 }
 
-impl<'a> ParallelIterator for MakeDroppies<'a> {
-    type Item = Droppy<'a>;
-
-    fn drive_unindexed<C>(self, consumer: C) -> C::Result
-    where
-        C: UnindexedConsumer<Self::Item>,
-    {
-        bridge(self, consumer)
-    }
-
-    fn opt_len(&self) -> Option<usize> {
-        Some(self.n)
-    }
-}
-
-impl<'a> IndexedParallelIterator for MakeDroppies<'a> {
-    fn len(&self) -> usize {
-        self.n
-    }
-
-    fn drive<C: Consumer<Self::Item>>(self, consumer: C) -> C::Result {
-        bridge(self, consumer)
-    }
-
-    fn with_producer<CB: ProducerCallback<Self::Item>>(self, callback: CB) -> CB::Output {
-        callback.callback(DroppyProducer {
-            range: 0..self.n,
-            ledger: self.ledger,
-        })
+indexed_source! {
+    impl['a] MakeDroppies<'a>, item = Droppy<'a>,
+    len = |s| s.n,
+    producer = |s| DroppyProducer {
+        range: 0..s.n,
+        ledger: s.ledger,
     }
 }
 
@@ -663,33 +609,10 @@ struct OwnedDroppies<'a> {
     items: Vec<Droppy<'a>>,
 }
 
-impl<'a> ParallelIterator for OwnedDroppies<'a> {
-    type Item = Droppy<'a>;
-
-    fn drive_unindexed<C>(self, consumer: C) -> C::Result
-    where
-        C: UnindexedConsumer<Self::Item>,
-    {
-        bridge(self, consumer)
-    }
-
-    fn opt_len(&self) -> Option<usize> {
-        Some(self.items.len())
-    }
-}
-
-impl<'a> IndexedParallelIterator for OwnedDroppies<'a> {
-    fn len(&self) -> usize {
-        self.items.len()
-    }
-
-    fn drive<C: Consumer<Self::Item>>(self, consumer: C) -> C::Result {
-        bridge(self, consumer)
-    }
-
-    fn with_producer<CB: ProducerCallback<Self::Item>>(self, callback: CB) -> CB::Output {
-        callback.callback(OwnedProducer { items: self.items })
-    }
+indexed_source! {
+    impl['a] OwnedDroppies<'a>, item = Droppy<'a>,
+    len = |s| s.items.len(),
+    producer = |s| OwnedProducer { items: s.items }
 }
 
 struct OwnedProducer<'a> {

@@ -5,6 +5,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use proptest::test_runner::TestCaseError;
+
 /// A pool whose heartbeat fires every microsecond, so that the sharing paths (promotion,
 /// stealing, reclaiming, waiting) run all the time.
 pub fn stress_pool(threads: usize) -> sumac::ThreadPool {
@@ -18,6 +20,25 @@ pub fn pool_with_heartbeat(threads: usize, interval: Duration) -> sumac::ThreadP
         .heartbeat_interval(interval)
         .build()
         .expect("build pool")
+}
+
+/// Pools of 1, 2 and 4 threads with a 1 µs heartbeat, built once per test binary (no
+/// forced splits: that hook is process-wide).
+pub fn stress_pools() -> &'static [sumac::ThreadPool] {
+    static POOLS: std::sync::OnceLock<Vec<sumac::ThreadPool>> = std::sync::OnceLock::new();
+    POOLS.get_or_init(|| [1, 2, 4].into_iter().map(stress_pool).collect())
+}
+
+/// Runs the property check `check` inside every pool of `pools`, stopping at the first
+/// failure.
+pub fn on_each<F>(pools: &[sumac::ThreadPool], check: F) -> Result<(), TestCaseError>
+where
+    F: Fn() -> Result<(), TestCaseError> + Sync,
+{
+    for pool in pools {
+        pool.install(&check)?;
+    }
+    Ok(())
 }
 
 /// A shared 4-thread pool with a 1 µs heartbeat in which parallel loops are also forced
