@@ -615,9 +615,9 @@ where
     }
     // `DETACHES` is a constant: only one of the two loops is compiled in for a consumer.
     if C::DETACHES {
-        drive_blocks::<P, C, DetachingFold<P::Item, C>>(producer, len, consumer, block)
+        drive_blocks::<P, C, DetachingFold<P::Item, C>>(producer, len, min, consumer, block)
     } else {
-        drive_blocks::<P, C, SplittingFold<P::Item, C>>(producer, len, consumer, block)
+        drive_blocks::<P, C, SplittingFold<P::Item, C>>(producer, len, min, consumer, block)
     }
 }
 
@@ -713,10 +713,12 @@ impl<T, C: Consumer<T>> LoopFold<T, C> for SplittingFold<T, C> {
     }
 }
 
-/// The block loop of [`drive`] over a non-empty piece, folding with `F`.
+/// The block loop of [`drive`] over a non-empty piece, folding with `F`; `min` is the
+/// producer's smallest piece (at least 1).
 fn drive_blocks<P, C, F>(
     mut producer: P,
     mut len: usize,
+    min: usize,
     consumer: C,
     mut block: usize,
 ) -> C::Result
@@ -725,7 +727,6 @@ where
     C: Consumer<P::Item>,
     F: LoopFold<P::Item, C>,
 {
-    let min = producer.min_len().max(1);
     let mut folded = F::start(consumer);
     let poll = HeartbeatPoll::current();
     let mut last = clock::ticks();
