@@ -627,13 +627,20 @@ type Appendable<T, C> = (<C as Consumer<T>>::Result, <C as Consumer<T>>::Reducer
 /// What a loop has folded so far, and how it splits off the rest at a heartbeat.
 trait LoopFold<T, C: Consumer<T>>: Sized {
     fn start(consumer: C) -> Self;
-    /// Folds the next `n` items, those of `head`.
-    fn fold_block<P: Producer<Item = T>>(self, head: P, n: usize) -> Self;
+    /// Folds the next `n` items, those of `head` (`last`: no items follow them).
+    fn fold_block<P: Producer<Item = T>>(self, head: P, n: usize, last: bool) -> Self;
     fn full(&self) -> bool;
     fn complete(self) -> C::Result;
     /// The result so far (with the reducer that appends the rest's result to it) and a
     /// consumer for the items not folded yet.
     fn detach(self) -> (Option<Appendable<T, C>>, C);
+    /// Whether every block is a fold piece of its own (else one folder runs through the
+    /// blocks until a split detaches it).
+    const PIECE_PER_BLOCK: bool;
+    /// Whether what was folded so far may close as a piece of its own: it holds at least
+    /// `min` items (`with_min_len`). With no minimum (1), a split may also come before
+    /// the first block (only the test hook `force_splits` makes one there).
+    fn may_detach(&self, min: usize) -> bool;
 }
 
 /// One folder for all the blocks, detached at a split (consumers that set `DETACHES`).
@@ -651,7 +658,7 @@ impl<T, C: Consumer<T>> LoopFold<T, C> for DetachingFold<T, C> {
         }
     }
     #[inline]
-    fn fold_block<P: Producer<Item = T>>(self, head: P, n: usize) -> Self {
+    fn fold_block<P: Producer<Item = T>>(self, head: P, n: usize, _last: bool) -> Self {
         DetachingFold {
             folder: head.fold_with(self.folder),
             consumed: self.consumed + n,
@@ -669,47 +676,96 @@ impl<T, C: Consumer<T>> LoopFold<T, C> for DetachingFold<T, C> {
         let (result, rest, reducer) = C::detach(self.folder, self.consumed);
         (Some((result, reducer)), rest)
     }
+    const PIECE_PER_BLOCK: bool = false;
+    #[inline]
+    fn may_detach(&self, min: usize) -> bool {
+        min == 1 || self.consumed >= min
+    }
 }
 
 /// Each block folded by a consumer split off for it, its result reduced into the result
 /// so far (consumers that cannot detach, such as those written for Rayon). The reducer
-/// of the latest split is kept to append whatever comes next.
-struct SplittingFold<T, C: Consumer<T>> {
-    done: Option<Appendable<T, C>>,
-    rest: C,
+/// of the latest split is kept to append whatever comes next. The last block folds with
+/// the remaining consumer itself, so the pieces are exactly the blocks.
+enum SplittingFold<T, C: Consumer<T>> {
+    Folding {
+        done: Option<Appendable<T, C>>,
+        rest: C,
+    },
+    /// The last block was folded: the whole result.
+    Finished(C::Result),
 }
 
 impl<T, C: Consumer<T>> LoopFold<T, C> for SplittingFold<T, C> {
     fn start(consumer: C) -> Self {
-        SplittingFold {
+        SplittingFold::Folding {
             done: None,
             rest: consumer,
         }
     }
-    fn fold_block<P: Producer<Item = T>>(self, head: P, n: usize) -> Self {
-        let (here, rest, reducer) = self.rest.split_at(n);
-        let result = head.fold_with(here.into_folder()).complete();
-        let result = match self.done {
+    fn fold_block<P: Producer<Item = T>>(self, head: P, n: usize, last: bool) -> Self {
+        let SplittingFold::Folding { done, rest } = self else {
+            unreachable!("a block after the last one");
+        };
+        let append = |result| match done {
             Some((before, append)) => append.reduce(before, result),
             None => result,
         };
-        SplittingFold {
+        if last {
+            return SplittingFold::Finished(append(head.fold_with(rest.into_folder()).complete()));
+        }
+        let (here, rest, reducer) = rest.split_at(n);
+        let result = append(head.fold_with(here.into_folder()).complete());
+        SplittingFold::Folding {
             done: Some((result, reducer)),
             rest,
         }
     }
     fn full(&self) -> bool {
-        self.rest.full()
+        match self {
+            SplittingFold::Folding { rest, .. } => rest.full(),
+            SplittingFold::Finished(_) => true,
+        }
     }
     fn complete(self) -> C::Result {
-        let last = self.rest.into_folder().complete();
-        match self.done {
-            Some((before, append)) => append.reduce(before, last),
-            None => last,
+        match self {
+            SplittingFold::Folding { done, rest } => {
+                let last = rest.into_folder().complete();
+                match done {
+                    Some((before, append)) => append.reduce(before, last),
+                    None => last,
+                }
+            }
+            SplittingFold::Finished(result) => result,
         }
     }
     fn detach(self) -> (Option<Appendable<T, C>>, C) {
-        (self.done, self.rest)
+        match self {
+            SplittingFold::Folding { done, rest } => (done, rest),
+            SplittingFold::Finished(_) => unreachable!("a split after the last block"),
+        }
+    }
+    const PIECE_PER_BLOCK: bool = true;
+    /// Every block already holds at least `min` items (see [`block_items`]).
+    fn may_detach(&self, _min: usize) -> bool {
+        true
+    }
+}
+
+/// How many of the `len` items left the next block folds, for a loop whose last block
+/// had `block` items. Where each block is a fold piece of its own, a block also holds at
+/// least `min` items (`with_min_len`) and leaves either none or at least `min` behind.
+#[inline(always)]
+fn block_items(block: usize, len: usize, min: usize, piece_per_block: bool) -> usize {
+    let n = hooks::block_size(block).min(len);
+    if !piece_per_block || min == 1 {
+        return n;
+    }
+    let n = n.max(min).min(len);
+    if len - n < min {
+        len
+    } else {
+        n
     }
 }
 
@@ -737,17 +793,19 @@ where
         // A heartbeat that arrives before the first block was timed waits for that
         // block: split now and the upper half's size would be unknown, so the scheduler
         // could share it only after a whole interval (LU's pivot steps, each shorter
-        // than an interval, were then never shared on time).
+        // than an interval, were then never shared on time). A split leaves the items
+        // folded so far as one piece and halves the rest, so under `with_min_len` all
+        // three must hold at least `min` items.
         let heartbeat = timed_a_block && poll.pending();
-        if (heartbeat || hooks::force_split()) && len / 2 >= min {
+        if (heartbeat || hooks::force_split()) && len / 2 >= min && folded.may_detach(min) {
             let big = upper_half_is_big(len, ticks_per_item_1024);
             return split_rest(folded, producer, len, block, big);
         }
-        let n = hooks::block_size(block).min(len);
+        let n = block_items(block, len, min, F::PIECE_PER_BLOCK);
         let (head, tail) = producer.split_at(n);
         producer = tail;
         len -= n;
-        folded = folded.fold_block(head, n);
+        folded = folded.fold_block(head, n, len == 0);
         if len == 0 || folded.full() {
             return folded.complete();
         }
@@ -755,7 +813,7 @@ where
         let ticks = now.wrapping_sub(last);
         ticks_per_item_1024 = ticks.saturating_mul(1024) / n as u64;
         timed_a_block = true;
-        if n == 1 && ticks > EAGER_ABOVE && len / 2 >= min {
+        if n == 1 && ticks > EAGER_ABOVE && len / 2 >= min && folded.may_detach(min) {
             // Every item is expensive: split the rest now, so that its upper half waits as
             // a pending fork while the lower half runs. A heartbeat then promotes that
             // fork (the oldest one of this worker) even while an inner parallel loop of
