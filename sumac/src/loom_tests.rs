@@ -192,7 +192,7 @@ fn idle_until(queue: &SharedQueue, index: usize, done: &impl Fn() -> bool) {
         note(format_args!(
             "worker {index}: spin saw nothing, going to sleep"
         ));
-        let slept = queue.sleep(index, || !done());
+        let slept = queue.sleep(index, || !done(), || {});
         note(format_args!(
             "worker {index}: {}",
             if slept { "woken" } else { "did not sleep" }

@@ -1078,9 +1078,10 @@ impl WorkerThread {
                 .trace
                 .record(self.index, crate::trace::EventKind::Sleep);
             // Sleeps unless a job is queued or the wait is over (checked under the lock).
-            if queue.sleep(self.index, || !done()) {
-                let counters = &self.shared().counters;
-                bump(&counters.sleeps, 1);
+            // Sleeps are counted as they start, wake-ups as they end: a worker asleep
+            // right now shows one sleep more than wake-ups.
+            let counters = &self.shared().counters;
+            if queue.sleep(self.index, || !done(), || bump(&counters.sleeps, 1)) {
                 bump(&counters.wakeups, 1);
                 #[cfg(feature = "trace")]
                 self.shared()

@@ -177,13 +177,19 @@ impl SharedQueue {
 
     /// Puts worker `index` to sleep unless a job is queued (shared or in its inbox) or
     /// `keep_waiting` (evaluated under the lock) says the wait is over. The caller must
-    /// be searching; it is still counted as searching when this returns. Returns whether
-    /// it slept.
-    pub(crate) fn sleep(&self, index: usize, keep_waiting: impl Fn() -> bool) -> bool {
+    /// be searching; it is still counted as searching when this returns. Calls
+    /// `falling_asleep` (under the lock) just before it sleeps. Returns whether it slept.
+    pub(crate) fn sleep(
+        &self,
+        index: usize,
+        keep_waiting: impl Fn() -> bool,
+        falling_asleep: impl FnOnce(),
+    ) -> bool {
         let mut state = sync::lock(&self.state);
         if !state.jobs.is_empty() || !state.inboxes[index].is_empty() || !keep_waiting() {
             return false;
         }
+        falling_asleep();
         debug_assert!(!state.asleep[index]);
         state.asleep[index] = true;
         state.sleepers.push(index);

@@ -56,3 +56,48 @@ fn idle_pool_with_the_current_thread_as_worker_uses_under_five_percent() {
         .unwrap();
     assert_idle_pool_sleeps(pool);
 }
+
+/// Every worker of an idle pool is asleep, and its stats say so: a sleep is counted as it
+/// starts and a wake-up as it ends, so a sleeping worker shows one sleep more than
+/// wake-ups. Waking them for work closes those sleeps.
+#[test]
+fn the_stats_of_an_idle_pool_show_every_worker_asleep() {
+    let _alone = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let pool = sumac::ThreadPoolBuilder::new()
+        .num_threads(3)
+        .build()
+        .unwrap();
+    let all_asleep = |pool: &sumac::ThreadPool| {
+        pool.stats()
+            .workers
+            .iter()
+            .all(|w| w.sleeps == w.wakeups + 1)
+    };
+    // Not a timing assertion: the workers go to sleep within microseconds; the bound
+    // only keeps a broken pool from hanging the test.
+    let wait_until_all_asleep = |pool: &sumac::ThreadPool| {
+        let deadline = std::time::Instant::now() + Duration::from_secs(20);
+        while !all_asleep(pool) {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the workers never all slept: {:?}",
+                pool.stats().workers
+            );
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    };
+    wait_until_all_asleep(&pool);
+    let before = pool.stats();
+    // One job per worker: every one of them wakes up.
+    let ran = pool.broadcast(|ctx| ctx.index());
+    assert_eq!(ran, [0, 1, 2]);
+    wait_until_all_asleep(&pool);
+    let delta = pool.stats().since(&before);
+    for (index, worker) in delta.workers.iter().enumerate() {
+        assert!(
+            worker.wakeups >= 1,
+            "worker {index} did not wake: {delta:?}"
+        );
+        assert_eq!(worker.sleeps, worker.wakeups, "worker {index}: {delta:?}");
+    }
+}
