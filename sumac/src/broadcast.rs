@@ -14,7 +14,14 @@ use crate::job::HeapJob;
 use crate::latch::CountLatch;
 use crate::registry::{self, Registry, WorkerThread};
 
-/// What an operation run by [`broadcast`] learns about the worker it runs on.
+/// What an operation run by [`broadcast`] (or [`spawn_broadcast`]) learns about the
+/// worker it runs on.
+///
+/// ```
+/// let pool = sumac::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+/// let seen = pool.broadcast(|ctx| (ctx.index(), ctx.num_threads()));
+/// assert_eq!(seen, [(0, 2), (1, 2)]);
+/// ```
 #[derive(Debug)]
 pub struct BroadcastContext<'a> {
     index: usize,
@@ -35,11 +42,28 @@ impl BroadcastContext<'_> {
 
     /// The index of this worker in its pool (the same as
     /// [`current_thread_index`](crate::current_thread_index)).
+    ///
+    /// ```
+    /// let pool = sumac::ThreadPoolBuilder::new().num_threads(3).build().unwrap();
+    /// let agree = pool.broadcast(|ctx| Some(ctx.index()) == sumac::current_thread_index());
+    /// assert_eq!(agree, [true, true, true]);
+    /// ```
     pub fn index(&self) -> usize {
         self.index
     }
 
     /// The number of workers in the pool: the operation runs once on each.
+    ///
+    /// With [`index`](Self::index), it lets each worker pick its own share of the work:
+    ///
+    /// ```
+    /// let pool = sumac::ThreadPoolBuilder::new().num_threads(3).build().unwrap();
+    /// let partial_sums = pool.broadcast(|ctx| {
+    ///     (ctx.index()..100).step_by(ctx.num_threads()).sum::<usize>()
+    /// });
+    /// assert_eq!(partial_sums.len(), 3);
+    /// assert_eq!(partial_sums.iter().sum::<usize>(), 4950);
+    /// ```
     pub fn num_threads(&self) -> usize {
         self.num_threads
     }

@@ -61,6 +61,13 @@ where
 }
 
 /// What a closure run by [`join_context`] learns about where it runs.
+///
+/// ```
+/// // From outside any pool, both closures run on a worker of the global pool: both
+/// // count as migrated.
+/// let (a, b) = sumac::join_context(|ctx| ctx.migrated(), |ctx| ctx.migrated());
+/// assert!(a && b);
+/// ```
 #[derive(Clone, Copy, Debug)]
 pub struct FnContext {
     migrated: bool,
@@ -70,6 +77,15 @@ impl FnContext {
     /// True when the closure runs on another thread than the one that called
     /// [`join_context`]: the second closure after an idle worker took it, or both
     /// closures when `join_context` was called from outside any pool.
+    ///
+    /// ```
+    /// // In a one-thread pool nobody can take the second closure.
+    /// let pool = sumac::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+    /// let flags = pool.install(|| {
+    ///     sumac::join_context(|ctx| ctx.migrated(), |ctx| ctx.migrated())
+    /// });
+    /// assert_eq!(flags, (false, false));
+    /// ```
     #[inline]
     pub fn migrated(&self) -> bool {
         self.migrated

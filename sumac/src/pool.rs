@@ -20,6 +20,18 @@ pub(crate) type PanicHandler = dyn Fn(Box<dyn Any + Send>) + Send + Sync;
 pub(crate) type ThreadHandler = dyn Fn(usize) + Send + Sync;
 
 /// The default heartbeat interval: how often a busy worker shares its oldest fork.
+///
+/// ```
+/// use std::time::Duration;
+/// assert_eq!(sumac::DEFAULT_HEARTBEAT_INTERVAL, Duration::from_micros(100));
+/// // A pool that checks for work to share half as often as the default:
+/// let pool = sumac::ThreadPoolBuilder::new()
+///     .num_threads(2)
+///     .heartbeat_interval(sumac::DEFAULT_HEARTBEAT_INTERVAL * 2)
+///     .build()
+///     .unwrap();
+/// assert_eq!(pool.join(|| 'x', || 'y'), ('x', 'y'));
+/// ```
 pub const DEFAULT_HEARTBEAT_INTERVAL: Duration = Duration::from_micros(100);
 
 /// Configures and builds a [`ThreadPool`] (or the global pool).
@@ -92,6 +104,14 @@ pub(crate) struct Config {
 impl ThreadPoolBuilder {
     /// A builder with default settings: one thread per available core, a 100 µs
     /// heartbeat, the platform's default stack size, and aborting on a `spawn` panic.
+    ///
+    /// ```
+    /// let pool = sumac::ThreadPoolBuilder::new().build().unwrap();
+    /// // One thread per core (or `SUMAC_NUM_THREADS`): at least one either way.
+    /// assert!(pool.current_num_threads() >= 1);
+    /// let names = pool.broadcast(|_| std::thread::current().name().unwrap().to_owned());
+    /// assert_eq!(names[0], "sumac-worker-0");
+    /// ```
     pub fn new() -> Self {
         Self::default()
     }
@@ -174,18 +194,57 @@ impl<S> ThreadPoolBuilder<S> {
     /// How often a busy worker hands its oldest un-run fork to idle workers (default
     /// 100 µs). Shorter intervals share work sooner at a higher bookkeeping cost; a zero
     /// interval is rejected by [`build`](Self::build).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use sumac::prelude::*;
+    /// let pool = sumac::ThreadPoolBuilder::new()
+    ///     .num_threads(2)
+    ///     .heartbeat_interval(Duration::from_millis(1))
+    ///     .build()
+    ///     .unwrap();
+    /// // The interval changes when work is shared, never the result.
+    /// let sum: u64 = pool.install(|| (1..=10_000u64).into_par_iter().sum());
+    /// assert_eq!(sum, 50_005_000);
+    /// ```
     pub fn heartbeat_interval(mut self, interval: Duration) -> Self {
         self.heartbeat_interval = interval;
         self
     }
 
     /// The stack size of each worker thread, in bytes (deep recursion needs large stacks).
+    ///
+    /// ```
+    /// fn depth(n: u64) -> u64 {
+    ///     if n == 0 {
+    ///         0
+    ///     } else {
+    ///         1 + depth(std::hint::black_box(n - 1))
+    ///     }
+    /// }
+    /// let pool = sumac::ThreadPoolBuilder::new()
+    ///     .num_threads(1)
+    ///     .stack_size(64 * 1024 * 1024)
+    ///     .build()
+    ///     .unwrap();
+    /// assert_eq!(pool.install(|| depth(200_000)), 200_000);
+    /// ```
     pub fn stack_size(mut self, bytes: usize) -> Self {
         self.stack_size = Some(bytes);
         self
     }
 
     /// Names worker threads: `thread_name(index)` (default `sumac-worker-{index}`).
+    ///
+    /// ```
+    /// let pool = sumac::ThreadPoolBuilder::new()
+    ///     .num_threads(2)
+    ///     .thread_name(|index| format!("solver-{index}"))
+    ///     .build()
+    ///     .unwrap();
+    /// let names = pool.broadcast(|_| std::thread::current().name().map(str::to_owned));
+    /// assert_eq!(names, [Some("solver-0".to_owned()), Some("solver-1".to_owned())]);
+    /// ```
     pub fn thread_name<F>(mut self, thread_name: F) -> Self
     where
         F: FnMut(usize) -> String + 'static,
@@ -368,6 +427,25 @@ impl<S> ThreadPoolBuilder<S> {
     /// first, which keeps the oldest, biggest ones for sharing); for first-in,
     /// first-out order use [`spawn_fifo`](crate::spawn_fifo) or
     /// [`scope_fifo`](crate::scope_fifo).
+    ///
+    /// ```
+    /// use std::sync::Mutex;
+    /// #[allow(deprecated)]
+    /// let pool = sumac::ThreadPoolBuilder::new()
+    ///     .num_threads(1)
+    ///     .breadth_first()
+    ///     .build()
+    ///     .unwrap();
+    /// let order = Mutex::new(Vec::new());
+    /// pool.scope(|s| {
+    ///     for i in 0..3 {
+    ///         let order = &order;
+    ///         s.spawn(move |_| order.lock().unwrap().push(i));
+    ///     }
+    /// });
+    /// // Still newest first on the one worker, as without `breadth_first`.
+    /// assert_eq!(order.into_inner().unwrap(), [2, 1, 0]);
+    /// ```
     #[deprecated(note = "has no effect in sumac; use `spawn_fifo` or `scope_fifo` for FIFO order")]
     pub fn breadth_first(self) -> Self {
         self
@@ -395,6 +473,24 @@ impl<S: ThreadSpawn> ThreadPoolBuilder<S> {
 
     /// Builds the global pool used by [`join`](crate::join), [`scope`](crate::scope()),
     /// [`spawn`](crate::spawn) and parallel iterators outside any pool.
+    ///
+    /// ```
+    /// use sumac::ThreadPoolBuildErrorKind;
+    /// // Before anything in this process used the global pool:
+    /// sumac::ThreadPoolBuilder::new()
+    ///     .num_threads(2)
+    ///     .build_global()
+    ///     .unwrap();
+    /// assert_eq!(sumac::current_num_threads(), 2);
+    /// assert_eq!(sumac::join(|| 1, || 2), (1, 2)); // runs on that pool
+    ///
+    /// let again = sumac::ThreadPoolBuilder::new().num_threads(3).build_global();
+    /// assert_eq!(
+    ///     again.unwrap_err().kind(),
+    ///     ThreadPoolBuildErrorKind::GlobalPoolAlreadyInitialized
+    /// );
+    /// assert_eq!(sumac::current_num_threads(), 2); // unchanged
+    /// ```
     ///
     /// # Errors
     /// Fails (and changes nothing) if the global pool already exists, which happens on
@@ -442,7 +538,21 @@ fn default_num_threads() -> usize {
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
-/// Why a pool could not be built.
+/// Why a pool could not be built (see [`ThreadPoolBuildError::kind`]).
+///
+/// ```
+/// use sumac::ThreadPoolBuildErrorKind;
+/// let error = sumac::ThreadPoolBuilder::new()
+///     .heartbeat_interval(std::time::Duration::ZERO)
+///     .build()
+///     .unwrap_err();
+/// // The enum is `#[non_exhaustive]`: a `match` needs a catch-all arm.
+/// let retry_with_defaults = match error.kind() {
+///     ThreadPoolBuildErrorKind::ZeroHeartbeatInterval => true,
+///     _ => false,
+/// };
+/// assert!(retry_with_defaults);
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum ThreadPoolBuildErrorKind {
@@ -458,6 +568,16 @@ pub enum ThreadPoolBuildErrorKind {
 }
 
 /// The error of [`ThreadPoolBuilder::build`] and [`ThreadPoolBuilder::build_global`].
+///
+/// ```
+/// use std::error::Error;
+/// let error = sumac::ThreadPoolBuilder::new()
+///     .heartbeat_interval(std::time::Duration::ZERO)
+///     .build()
+///     .unwrap_err();
+/// assert_eq!(error.to_string(), "the heartbeat interval must not be zero");
+/// assert!(error.source().is_none()); // only a failed thread start has a source
+/// ```
 #[derive(Debug)]
 pub struct ThreadPoolBuildError {
     kind: ThreadPoolBuildErrorKind,
@@ -466,6 +586,18 @@ pub struct ThreadPoolBuildError {
 
 impl ThreadPoolBuildError {
     /// What went wrong.
+    ///
+    /// ```
+    /// use sumac::ThreadPoolBuildErrorKind;
+    /// let result = sumac::ThreadPoolBuilder::new()
+    ///     .num_threads(2)
+    ///     .heartbeat_interval(std::time::Duration::ZERO)
+    ///     .build();
+    /// assert_eq!(
+    ///     result.unwrap_err().kind(),
+    ///     ThreadPoolBuildErrorKind::ZeroHeartbeatInterval
+    /// );
+    /// ```
     pub fn kind(&self) -> ThreadPoolBuildErrorKind {
         self.kind
     }
@@ -648,6 +780,22 @@ impl ThreadPool {
     }
 
     /// [`spawn_fifo`](crate::spawn_fifo) on this pool.
+    ///
+    /// ```
+    /// let pool = sumac::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+    /// let (sender, receiver) = std::sync::mpsc::channel();
+    /// for i in 0..4 {
+    ///     let sender = sender.clone();
+    ///     pool.spawn_fifo(move || sender.send(i).unwrap());
+    /// }
+    /// drop(sender); // the jobs hold the remaining senders
+    /// // One worker runs the jobs in the order they were spawned.
+    /// assert_eq!(receiver.iter().collect::<Vec<_>>(), [0, 1, 2, 3]);
+    /// ```
+    ///
+    /// # Panics
+    /// As [`spawn_fifo`](crate::spawn_fifo): a panic of `func` goes to the pool's
+    /// [panic handler](ThreadPoolBuilder::panic_handler).
     pub fn spawn_fifo<F>(&self, func: F)
     where
         F: FnOnce() + Send + 'static,
@@ -656,6 +804,21 @@ impl ThreadPool {
     }
 
     /// [`scope_fifo`](crate::scope_fifo()) on this pool.
+    ///
+    /// ```
+    /// use std::sync::Mutex;
+    /// let pool = sumac::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+    /// let log = Mutex::new(String::new());
+    /// pool.scope_fifo(|s| {
+    ///     s.spawn_fifo(|s| {
+    ///         log.lock().unwrap().push('a');
+    ///         // Queued behind `b`, which was spawned earlier.
+    ///         s.spawn_fifo(|_| log.lock().unwrap().push('c'));
+    ///     });
+    ///     s.spawn_fifo(|_| log.lock().unwrap().push('b'));
+    /// });
+    /// assert_eq!(log.into_inner().unwrap(), "abc");
+    /// ```
     ///
     /// # Panics
     /// As [`scope`](crate::scope()).
@@ -669,6 +832,19 @@ impl ThreadPool {
 
     /// [`in_place_scope_fifo`](crate::in_place_scope_fifo()) with this pool: `op` runs
     /// on the calling thread, and the closures it spawns run on this pool.
+    ///
+    /// ```
+    /// let pool = sumac::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+    /// let mut ran_on = [None; 3];
+    /// pool.in_place_scope_fifo(|s| {
+    ///     assert_eq!(pool.current_thread_index(), None); // `op` runs on the caller
+    ///     for slot in ran_on.iter_mut() {
+    ///         let pool = &pool;
+    ///         s.spawn_fifo(move |_| *slot = pool.current_thread_index());
+    ///     }
+    /// });
+    /// assert!(ran_on.iter().all(|index| index.is_some_and(|i| i < 2)));
+    /// ```
     ///
     /// # Panics
     /// As [`scope`](crate::scope()).
@@ -719,6 +895,23 @@ impl ThreadPool {
     }
 
     /// [`spawn_broadcast`](crate::spawn_broadcast()) on this pool.
+    ///
+    /// ```
+    /// use std::sync::atomic::{AtomicUsize, Ordering};
+    /// use std::sync::Arc;
+    /// let pool = sumac::ThreadPoolBuilder::new().num_threads(3).build().unwrap();
+    /// let total = Arc::new(AtomicUsize::new(0));
+    /// let counter = Arc::clone(&total);
+    /// pool.spawn_broadcast(move |ctx| {
+    ///     counter.fetch_add(ctx.index() + 1, Ordering::SeqCst);
+    /// });
+    /// drop(pool); // waits until every worker ran its job
+    /// assert_eq!(total.load(Ordering::SeqCst), 1 + 2 + 3);
+    /// ```
+    ///
+    /// # Panics
+    /// As [`spawn_broadcast`](crate::spawn_broadcast()): a panic of `op` goes to the
+    /// pool's [panic handler](ThreadPoolBuilder::panic_handler).
     pub fn spawn_broadcast<OP>(&self, op: OP)
     where
         OP: Fn(crate::BroadcastContext<'_>) + Send + Sync + 'static,
@@ -728,17 +921,52 @@ impl ThreadPool {
 
     /// [`yield_now`](crate::yield_now), if the calling thread is a worker of this pool
     /// (`None` otherwise).
+    ///
+    /// ```
+    /// let pool = sumac::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+    /// let other = sumac::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+    /// assert_eq!(pool.yield_now(), None); // not a worker of any pool
+    /// pool.install(|| {
+    ///     assert_eq!(other.yield_now(), None); // a worker, but of `pool`
+    ///     pool.spawn(|| ());
+    ///     assert_eq!(pool.yield_now(), Some(sumac::Yield::Executed));
+    ///     assert_eq!(pool.yield_now(), Some(sumac::Yield::Idle));
+    /// });
+    /// ```
     pub fn yield_now(&self) -> Option<crate::Yield> {
         crate::yielding::yield_on(Some(&self.registry), true)
     }
 
     /// [`yield_local`](crate::yield_local), if the calling thread is a worker of this
     /// pool (`None` otherwise).
+    ///
+    /// ```
+    /// let pool = sumac::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+    /// assert_eq!(pool.yield_local(), None);
+    /// pool.install(|| {
+    ///     pool.spawn_fifo(|| ()); // into the pool's shared queue
+    ///     assert_eq!(pool.yield_local(), Some(sumac::Yield::Idle)); // not this worker's own
+    ///     pool.spawn(|| ()); // onto this worker's own list
+    ///     assert_eq!(pool.yield_local(), Some(sumac::Yield::Executed));
+    /// });
+    /// ```
     pub fn yield_local(&self) -> Option<crate::Yield> {
         crate::yielding::yield_on(Some(&self.registry), false)
     }
 
-    /// The number of worker threads of this pool.
+    /// The number of worker threads of this pool, from any thread (unlike the free
+    /// function [`current_num_threads`](crate::current_num_threads), which answers for
+    /// the caller's pool).
+    ///
+    /// ```
+    /// let pool = sumac::ThreadPoolBuilder::new().num_threads(3).build().unwrap();
+    /// let small = sumac::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+    /// assert_eq!(pool.current_num_threads(), 3);
+    /// assert_eq!(
+    ///     small.install(|| (pool.current_num_threads(), sumac::current_num_threads())),
+    ///     (3, 1)
+    /// );
+    /// ```
     pub fn current_num_threads(&self) -> usize {
         self.registry.num_threads()
     }
@@ -757,6 +985,23 @@ impl ThreadPool {
 
     /// Per-worker counters: forks, heartbeats, promotions, shared jobs run, sleeps and
     /// wake-ups (see [`WorkerStats`](crate::WorkerStats)).
+    ///
+    /// ```
+    /// let pool = sumac::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+    /// pool.install(|| {
+    ///     for _ in 0..3 {
+    ///         sumac::join(|| (), || ());
+    ///     }
+    /// });
+    /// let stats = pool.stats();
+    /// assert_eq!(stats.workers.len(), 1);
+    /// let worker = stats.workers[0];
+    /// assert_eq!(worker.forks, 3);
+    /// // A one-thread pool has nobody to share with: no heartbeats, no promotions.
+    /// assert_eq!((worker.heartbeats, worker.promotions), (0, 0));
+    /// // `install` from outside the pool goes through the shared queue.
+    /// assert_eq!(worker.shared_jobs_run, 1);
+    /// ```
     pub fn stats(&self) -> PoolStats {
         self.registry.stats()
     }

@@ -25,6 +25,33 @@ use crate::latch::CountLatch;
 use crate::registry::{self, Registry};
 
 /// A scope in which closures borrowing from outside may be spawned; see [`scope`].
+///
+/// A function that spawns into a scope takes `&Scope<'scope>`, where `'scope` bounds
+/// what the spawned closures may borrow:
+///
+/// ```
+/// use std::sync::atomic::{AtomicU64, Ordering};
+///
+/// /// Adds up `values`, spawning one job per half until the pieces are small.
+/// fn spawn_sums<'scope>(
+///     s: &sumac::Scope<'scope>,
+///     values: &'scope [u64],
+///     total: &'scope AtomicU64,
+/// ) {
+///     if values.len() <= 4 {
+///         total.fetch_add(values.iter().sum(), Ordering::Relaxed);
+///         return;
+///     }
+///     let (left, right) = values.split_at(values.len() / 2);
+///     s.spawn(move |s| spawn_sums(s, left, total));
+///     s.spawn(move |s| spawn_sums(s, right, total));
+/// }
+///
+/// let values: Vec<u64> = (1..=100).collect();
+/// let total = AtomicU64::new(0);
+/// sumac::scope(|s| spawn_sums(s, &values, &total));
+/// assert_eq!(total.into_inner(), 5050);
+/// ```
 pub struct Scope<'scope> {
     /// The pool the scope's jobs run on.
     registry: Arc<Registry>,
@@ -303,6 +330,32 @@ where
 
 /// A scope whose closures are spawned with [`spawn_fifo`](ScopeFifo::spawn_fifo): they
 /// start in the order they were spawned; see [`scope_fifo`].
+///
+/// ```
+/// use std::sync::Mutex;
+///
+/// /// Visits a complete binary tree of `depth` levels (nodes numbered from 1 as in a
+/// /// heap), one job per node.
+/// fn visit<'scope>(
+///     s: &sumac::ScopeFifo<'scope>,
+///     node: u32,
+///     depth: u32,
+///     seen: &'scope Mutex<Vec<u32>>,
+/// ) {
+///     seen.lock().unwrap().push(node);
+///     if depth > 1 {
+///         for child in [2 * node, 2 * node + 1] {
+///             s.spawn_fifo(move |s| visit(s, child, depth - 1, seen));
+///         }
+///     }
+/// }
+///
+/// // On one worker the jobs run in spawn order: level by level.
+/// let pool = sumac::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+/// let seen = Mutex::new(Vec::new());
+/// pool.scope_fifo(|s| visit(s, 1, 3, &seen));
+/// assert_eq!(seen.into_inner().unwrap(), [1, 2, 3, 4, 5, 6, 7]);
+/// ```
 pub struct ScopeFifo<'scope> {
     scope: Scope<'scope>,
 }
@@ -390,6 +443,20 @@ where
 }
 
 /// [`in_place_scope`] whose closures are spawned in FIFO order (see [`scope_fifo`]).
+///
+/// ```
+/// use std::cell::RefCell;
+/// let spawned = RefCell::new(Vec::new()); // not `Sync`: `op` may use it all the same
+/// let mut squares = [0; 5];
+/// sumac::in_place_scope_fifo(|s| {
+///     for (i, square) in squares.iter_mut().enumerate() {
+///         s.spawn_fifo(move |_| *square = i * i);
+///         spawned.borrow_mut().push(i);
+///     }
+/// });
+/// assert_eq!(squares, [0, 1, 4, 9, 16]);
+/// assert_eq!(spawned.into_inner(), [0, 1, 2, 3, 4]);
+/// ```
 ///
 /// # Panics
 /// As [`scope`].

@@ -29,9 +29,10 @@ pub struct WorkerStats {
     /// Jobs this worker ran that came from the shared queue (promoted by another worker,
     /// or injected from outside the pool).
     pub shared_jobs_run: u64,
-    /// Times this worker went to sleep for lack of work.
+    /// Times this worker went to sleep for lack of work (counted as the sleep starts).
     pub sleeps: u64,
-    /// Times this worker was woken up.
+    /// Times this worker was woken up (counted as the sleep ends): one less than
+    /// `sleeps` while the worker is asleep, else equal.
     pub wakeups: u64,
 }
 
@@ -39,6 +40,15 @@ impl Sub for WorkerStats {
     type Output = WorkerStats;
 
     /// The counts between two snapshots (`later - earlier`), saturating at zero.
+    ///
+    /// ```
+    /// let pool = sumac::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+    /// let before = pool.stats().workers[0];
+    /// pool.install(|| sumac::join(|| (), || ()));
+    /// let after = pool.stats().workers[0];
+    /// assert_eq!((after - before).forks, 1);
+    /// assert_eq!((before - after).forks, 0); // the wrong way round: zero, no overflow
+    /// ```
     fn sub(self, earlier: WorkerStats) -> WorkerStats {
         WorkerStats {
             forks: self.forks.saturating_sub(earlier.forks),
@@ -82,13 +92,40 @@ pub struct PoolStats {
 
 impl PoolStats {
     /// The sum over all workers.
+    ///
+    /// ```
+    /// let pool = sumac::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+    /// // One `join` on each worker.
+    /// pool.broadcast(|_| sumac::join(|| (), || ()));
+    /// let stats = pool.stats();
+    /// let forks: Vec<u64> = stats.workers.iter().map(|w| w.forks).collect();
+    /// assert_eq!(forks, [1, 1]);
+    /// assert_eq!(stats.total().forks, 2);
+    /// ```
     pub fn total(&self) -> WorkerStats {
         self.workers
             .iter()
             .fold(WorkerStats::default(), |sum, worker| sum.add(*worker))
     }
 
-    /// The counts between `earlier` and this snapshot, per worker.
+    /// The counts between `earlier` and this snapshot, per worker. Both should come from
+    /// the same pool (whose number of workers never changes); given snapshots of
+    /// different lengths, the result covers only the workers both have.
+    ///
+    /// ```
+    /// let pool = sumac::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+    /// pool.install(|| sumac::join(|| (), || ()));
+    /// let before = pool.stats();
+    /// pool.install(|| {
+    ///     sumac::join(|| (), || ());
+    ///     sumac::join(|| (), || ());
+    /// });
+    /// let after = pool.stats();
+    /// assert_eq!(after.total().forks, 3);
+    /// let delta = after.since(&before);
+    /// assert_eq!(delta.total().forks, 2);
+    /// assert_eq!(delta.total().shared_jobs_run, 1); // the second `install`
+    /// ```
     pub fn since(&self, earlier: &PoolStats) -> PoolStats {
         let workers = self
             .workers

@@ -20,6 +20,8 @@ use crate::registry::{worker_main, Registry};
 /// [`spawn_handler`](crate::ThreadPoolBuilder::spawn_handler), which must call
 /// [`run`](ThreadBuilder::run) on a thread of its own.
 ///
+/// # Example
+///
 /// ```
 /// let pool = sumac::ThreadPoolBuilder::new()
 ///     .num_threads(2)
@@ -33,6 +35,33 @@ use crate::registry::{worker_main, Registry};
 ///     .unwrap();
 /// let name = pool.install(|| std::thread::current().name().map(str::to_owned));
 /// assert!(name.unwrap().starts_with("my-"));
+/// ```
+///
+/// What the handler learns from the pool's builder:
+///
+/// ```
+/// use std::sync::{Arc, Mutex};
+/// let seen = Arc::new(Mutex::new(Vec::new()));
+/// let record = Arc::clone(&seen);
+/// let pool = sumac::ThreadPoolBuilder::new()
+///     .num_threads(2)
+///     .thread_name(|i| format!("cruncher-{i}"))
+///     .stack_size(4 * 1024 * 1024)
+///     .spawn_handler(move |thread| {
+///         let entry = (thread.index(), thread.name().map(str::to_owned), thread.stack_size());
+///         record.lock().unwrap().push(entry);
+///         std::thread::spawn(|| thread.run());
+///         Ok(())
+///     })
+///     .build()
+///     .unwrap();
+/// let mut seen = seen.lock().unwrap().clone();
+/// seen.sort();
+/// let name = |i| Some(format!("cruncher-{i}"));
+/// let stack = Some(4 * 1024 * 1024);
+/// assert_eq!(seen, [(0, name(0), stack), (1, name(1), stack)]);
+/// // The handler is free to ignore the name and the stack size: this one did.
+/// assert_eq!(pool.broadcast(|_| std::thread::current().name().is_none()), [true, true]);
 /// ```
 pub struct ThreadBuilder {
     registry: Arc<Registry>,
@@ -58,19 +87,23 @@ impl ThreadBuilder {
         }
     }
 
-    /// The index of this worker in its pool (`0..num_threads`).
+    /// The index of this worker in its pool (`0..num_threads`). See the
+    /// [type's example](ThreadBuilder#example), which also shows [`name`](Self::name)
+    /// and [`stack_size`](Self::stack_size).
     pub fn index(&self) -> usize {
         self.index
     }
 
     /// The name the pool gives this thread: from
     /// [`thread_name`](crate::ThreadPoolBuilder::thread_name), else `sumac-worker-{index}`.
-    /// (Always `Some`: sumac names every worker; the `Option` is Rayon's signature.)
+    /// (Always `Some`: sumac names every worker; the `Option` is Rayon's signature.) See
+    /// the [type's example](ThreadBuilder#example).
     pub fn name(&self) -> Option<&str> {
         Some(&self.name)
     }
 
-    /// The stack size set with [`stack_size`](crate::ThreadPoolBuilder::stack_size), if any.
+    /// The stack size set with [`stack_size`](crate::ThreadPoolBuilder::stack_size), if
+    /// any. See the [type's example](ThreadBuilder#example).
     pub fn stack_size(&self) -> Option<usize> {
         self.stack_size
     }
@@ -80,6 +113,29 @@ impl ThreadBuilder {
     ///
     /// A handler must call this on a *new* thread: calling it inside the handler
     /// itself would block `build` until the pool is dropped, which never happens.
+    ///
+    /// ```
+    /// let (sender, receiver) = std::sync::mpsc::channel();
+    /// let pool = sumac::ThreadPoolBuilder::new()
+    ///     .num_threads(2)
+    ///     .spawn_handler(move |thread| {
+    ///         let sender = sender.clone();
+    ///         std::thread::spawn(move || {
+    ///             let index = thread.index();
+    ///             thread.run(); // returns once the pool is dropped and its work is done
+    ///             sender.send(index).unwrap();
+    ///         });
+    ///         Ok(())
+    ///     })
+    ///     .build()
+    ///     .unwrap();
+    /// assert_eq!(pool.join(|| 2, || 3), (2, 3));
+    /// assert!(receiver.try_recv().is_err()); // both workers are still in `run`
+    /// drop(pool);
+    /// let mut returned: Vec<usize> = receiver.iter().take(2).collect();
+    /// returned.sort();
+    /// assert_eq!(returned, [0, 1]);
+    /// ```
     pub fn run(self) {
         worker_main(Arc::clone(&self.registry), self.index);
     }
@@ -109,6 +165,23 @@ mod sealed {
 
 /// How a [`ThreadPoolBuilder`](crate::ThreadPoolBuilder) starts worker threads: the
 /// builder's type parameter, either [`DefaultSpawn`] or [`CustomSpawn`] (sealed).
+///
+/// Name it to accept any builder:
+///
+/// ```
+/// use sumac::{ThreadPool, ThreadPoolBuilder, ThreadSpawn};
+///
+/// fn two_threads<S: ThreadSpawn>(builder: ThreadPoolBuilder<S>) -> ThreadPool {
+///     builder.num_threads(2).build().unwrap()
+/// }
+///
+/// let plain = two_threads(ThreadPoolBuilder::new());
+/// let custom = two_threads(ThreadPoolBuilder::new().spawn_handler(|thread| {
+///     std::thread::spawn(|| thread.run());
+///     Ok(())
+/// }));
+/// assert_eq!(plain.current_num_threads(), custom.current_num_threads());
+/// ```
 pub trait ThreadSpawn: sealed::Sealed {
     /// Starts `thread` (which must eventually [`run`](ThreadBuilder::run)); returns a
     /// handle when the pool itself should join the thread.
@@ -118,6 +191,16 @@ pub trait ThreadSpawn: sealed::Sealed {
 
 /// sumac starts each worker with [`std::thread::Builder`] and joins it when the pool is
 /// dropped (the default).
+///
+/// It is the type parameter of a builder without a
+/// [`spawn_handler`](crate::ThreadPoolBuilder::spawn_handler):
+///
+/// ```
+/// use sumac::{DefaultSpawn, ThreadPoolBuilder};
+/// let builder: ThreadPoolBuilder<DefaultSpawn> = ThreadPoolBuilder::new().num_threads(2);
+/// let pool = builder.build().unwrap();
+/// assert_eq!(pool.current_num_threads(), 2);
+/// ```
 #[derive(Debug, Default, Clone, Copy)]
 pub struct DefaultSpawn;
 
@@ -132,6 +215,26 @@ impl ThreadSpawn for DefaultSpawn {
 }
 
 /// A user's [`spawn_handler`](crate::ThreadPoolBuilder::spawn_handler) starts each worker.
+///
+/// It is the type parameter of a builder after `spawn_handler`, so a function can
+/// return such a builder for its caller to finish configuring:
+///
+/// ```
+/// use std::io;
+/// use sumac::{CustomSpawn, ThreadBuilder, ThreadPoolBuilder};
+///
+/// type Handler = CustomSpawn<fn(ThreadBuilder) -> io::Result<()>>;
+///
+/// fn plain_threads() -> ThreadPoolBuilder<Handler> {
+///     ThreadPoolBuilder::new().spawn_handler(|thread| {
+///         std::thread::Builder::new().spawn(|| thread.run())?;
+///         Ok(())
+///     })
+/// }
+///
+/// let pool = plain_threads().num_threads(2).build().unwrap();
+/// assert_eq!(pool.install(|| sumac::join(|| 'a', || 'b')), ('a', 'b'));
+/// ```
 pub struct CustomSpawn<F>(F);
 
 impl<F> CustomSpawn<F> {

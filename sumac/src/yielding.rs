@@ -5,6 +5,17 @@
 use crate::registry::Registry;
 
 /// What a call to [`yield_now`] or [`yield_local`] did.
+///
+/// ```
+/// use sumac::Yield;
+/// let pool = sumac::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+/// let (first, second) = pool.install(|| {
+///     sumac::spawn(|| ());
+///     (sumac::yield_now(), sumac::yield_now())
+/// });
+/// assert_eq!(first, Some(Yield::Executed)); // ran the spawned job
+/// assert_eq!(second, Some(Yield::Idle)); // nothing left to run
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Yield {
     /// A pending job ran on this thread.
@@ -14,8 +25,9 @@ pub enum Yield {
 }
 
 /// Runs one pending job of the current pool on this thread, if there is one: this
-/// worker's newest pending fork or spawned job, else the oldest job shared with the
-/// pool. Returns `None` when called from outside any pool.
+/// worker's newest pending fork or spawned job, else a job addressed to this worker (a
+/// broadcast), else the oldest job shared with the pool. Returns `None` when called from
+/// outside any pool.
 ///
 /// ```
 /// use std::sync::atomic::{AtomicBool, Ordering};
@@ -35,8 +47,29 @@ pub fn yield_now() -> Option<Yield> {
     yield_on(None, true)
 }
 
-/// Like [`yield_now`], but runs only this worker's own pending jobs, never one shared
-/// by another worker.
+/// Like [`yield_now`], but runs only this worker's own pending jobs (its forks and
+/// spawned jobs, and jobs addressed to it, such as a broadcast's), never one shared with
+/// the whole pool.
+///
+/// ```
+/// use sumac::Yield;
+/// let pool = sumac::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+/// let (sender, receiver) = std::sync::mpsc::channel();
+/// pool.install(move || {
+///     let fifo_sender = sender.clone();
+///     // `spawn_fifo` queues the job for the whole pool, not for this worker.
+///     sumac::spawn_fifo(move || fifo_sender.send("fifo").unwrap());
+///     assert_eq!(sumac::yield_local(), Some(Yield::Idle));
+///     // `spawn` puts the job on this worker's own list.
+///     sumac::spawn(move || sender.send("own").unwrap());
+///     assert_eq!(sumac::yield_local(), Some(Yield::Executed));
+///     assert_eq!(receiver.try_recv(), Ok("own"));
+///     // `yield_now` also takes jobs from the pool's queue.
+///     assert_eq!(sumac::yield_now(), Some(Yield::Executed));
+///     assert_eq!(receiver.try_recv(), Ok("fifo"));
+/// });
+/// assert_eq!(sumac::yield_local(), None); // outside any pool
+/// ```
 pub fn yield_local() -> Option<Yield> {
     yield_on(None, false)
 }

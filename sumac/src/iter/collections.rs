@@ -141,6 +141,22 @@ pub trait ParallelDrainFull {
     /// The removed items.
     type Item: Send;
     /// Removes every item and iterates over them in parallel.
+    ///
+    /// ```
+    /// use std::collections::{BinaryHeap, HashSet};
+    /// use sumac::prelude::*;
+    ///
+    /// let mut heap: BinaryHeap<u32> = [5, 1, 9, 3].into_iter().collect();
+    /// let mut drained: Vec<u32> = heap.par_drain().collect();
+    /// drained.sort();
+    /// assert_eq!(drained, [1, 3, 5, 9]);
+    /// assert!(heap.is_empty());
+    ///
+    /// // Items the loop does not use are dropped, not put back.
+    /// let mut seen: HashSet<u32> = (0..50).collect();
+    /// assert!(seen.par_drain().any(|x| x == 7));
+    /// assert!(seen.is_empty());
+    /// ```
     fn par_drain(self) -> Self::Iter;
 }
 

@@ -493,6 +493,14 @@ pub trait ParallelIterator: Sized + Send {
     }
 
     /// The smallest item by `f` (the first one among equals).
+    ///
+    /// ```
+    /// use sumac::prelude::*;
+    /// // `f64` is not `Ord`, so `min` does not apply; compare with `total_cmp`.
+    /// let temps = [21.5f64, -3.0, 17.25, -3.0, 8.0];
+    /// let coldest = temps.par_iter().enumerate().min_by(|a, b| a.1.total_cmp(b.1));
+    /// assert_eq!(coldest, Some((1, &-3.0))); // the first of the two -3.0s
+    /// ```
     fn min_by<F>(self, f: F) -> Option<Self::Item>
     where
         F: Sync + Send + Fn(&Self::Item, &Self::Item) -> Ordering,
@@ -531,6 +539,15 @@ pub trait ParallelIterator: Sized + Send {
     }
 
     /// The largest item by `f` (the last one among equals).
+    ///
+    /// ```
+    /// use sumac::prelude::*;
+    /// let temps = [21.5f64, 30.0, -3.0, 30.0, 8.0];
+    /// let hottest = temps.par_iter().enumerate().max_by(|a, b| a.1.total_cmp(b.1));
+    /// assert_eq!(hottest, Some((3, &30.0))); // the last of the two 30.0s
+    /// let none: [f64; 0] = [];
+    /// assert_eq!(none.par_iter().max_by(|a, b| a.total_cmp(b)), None);
+    /// ```
     fn max_by<F>(self, f: F) -> Option<Self::Item>
     where
         F: Sync + Send + Fn(&Self::Item, &Self::Item) -> Ordering,
@@ -539,6 +556,13 @@ pub trait ParallelIterator: Sized + Send {
     }
 
     /// The item with the largest key (the last one among equals).
+    ///
+    /// ```
+    /// use sumac::prelude::*;
+    /// let words = ["pear", "banana", "kiwi", "cherry", "fig"];
+    /// // "banana" and "cherry" both have six letters: the later one wins.
+    /// assert_eq!(words.par_iter().max_by_key(|w| w.len()), Some(&"cherry"));
+    /// ```
     fn max_by_key<K, F>(self, f: F) -> Option<Self::Item>
     where
         K: Ord + Send,
@@ -565,6 +589,13 @@ pub trait ParallelIterator: Sized + Send {
 
     /// [`find_any`](ParallelIterator::find_any), under the name Rayon deprecated (kept
     /// so that code written for Rayon compiles, with the same warning).
+    ///
+    /// ```
+    /// use sumac::prelude::*;
+    /// #[allow(deprecated)]
+    /// let found = (0..100).into_par_iter().find(|x| x % 10 == 3);
+    /// assert!(matches!(found, Some(x) if x % 10 == 3)); // any match, not the first
+    /// ```
     #[doc(hidden)]
     #[deprecated(note = "parallel `find` does not search in order: use `find_any`, \
                          `find_first` or `find_last`")]
@@ -663,6 +694,13 @@ pub trait ParallelIterator: Sized + Send {
     }
 
     /// Whether every item satisfies `predicate` (stops early once one does not).
+    ///
+    /// ```
+    /// use sumac::prelude::*;
+    /// assert!((0..1000).into_par_iter().all(|x| x < 1000));
+    /// assert!(!(0..1000).into_par_iter().all(|x| x % 250 != 249));
+    /// assert!((0..0).into_par_iter().all(|_: i32| false)); // true when there is no item
+    /// ```
     fn all<P>(self, predicate: P) -> bool
     where
         P: Fn(Self::Item) -> bool + Sync + Send,
@@ -828,6 +866,14 @@ pub trait ParallelIterator: Sized + Send {
     }
 
     /// Clones every item out of a reference.
+    ///
+    /// ```
+    /// use sumac::prelude::*;
+    /// let names = vec![String::from("ada"), String::from("grace")];
+    /// let copies: Vec<String> = names.par_iter().cloned().collect();
+    /// assert_eq!(copies, ["ada", "grace"]);
+    /// assert_eq!(names.len(), 2); // the originals are still there
+    /// ```
     fn cloned<'a, T>(self) -> Cloned<Self>
     where
         T: 'a + Clone + Send,
@@ -852,6 +898,22 @@ pub trait ParallelIterator: Sized + Send {
     }
 
     /// Calls `inspect_op` on a reference to every item as it passes.
+    ///
+    /// ```
+    /// use sumac::prelude::*;
+    /// use std::sync::atomic::{AtomicUsize, Ordering};
+    ///
+    /// let seen = AtomicUsize::new(0);
+    /// let evens: Vec<u32> = (0..100u32)
+    ///     .into_par_iter()
+    ///     .inspect(|_| {
+    ///         seen.fetch_add(1, Ordering::Relaxed);
+    ///     })
+    ///     .filter(|x| x % 2 == 0)
+    ///     .collect();
+    /// assert_eq!(evens.len(), 50);
+    /// assert_eq!(seen.into_inner(), 100); // it saw the items `filter` dropped too
+    /// ```
     fn inspect<OP>(self, inspect_op: OP) -> Inspect<Self, OP>
     where
         OP: Fn(&Self::Item) + Sync + Send,
@@ -995,6 +1057,22 @@ pub trait ParallelIterator: Sized + Send {
     }
 
     /// Like [`fold`](ParallelIterator::fold), starting every piece from a clone of `init`.
+    ///
+    /// ```
+    /// use sumac::prelude::*;
+    /// let letters: Vec<char> = "heartbeat".chars().collect();
+    /// let pieces: Vec<String> = letters
+    ///     .into_par_iter()
+    ///     .fold_with(String::from("|"), |mut s, c| {
+    ///         s.push(c);
+    ///         s
+    ///     })
+    ///     .collect();
+    /// // However the loop was split, every piece began as its own clone of "|", and the
+    /// // pieces come out in order.
+    /// assert!(pieces.iter().all(|p| p.starts_with('|')));
+    /// assert_eq!(pieces.concat().replace('|', ""), "heartbeat");
+    /// ```
     fn fold_with<F, T>(self, init: T, fold_op: F) -> FoldWith<Self, T, F>
     where
         F: Fn(T, Self::Item) -> T + Sync + Send,
@@ -1100,6 +1178,13 @@ pub trait ParallelIterator: Sized + Send {
 #[allow(clippy::len_without_is_empty)]
 pub trait IndexedParallelIterator: ParallelIterator {
     /// The number of items.
+    ///
+    /// ```
+    /// use sumac::prelude::*;
+    /// assert_eq!((0..10).into_par_iter().len(), 10);
+    /// assert_eq!((0..10).into_par_iter().step_by(3).len(), 4); // 0, 3, 6, 9
+    /// assert_eq!([1, 2, 3].par_iter().zip(0..2).len(), 2);
+    /// ```
     fn len(&self) -> usize;
 
     /// Hands this iterator's [`Producer`](plumbing::Producer) to `callback`.
@@ -1147,6 +1232,14 @@ pub trait IndexedParallelIterator: ParallelIterator {
     }
 
     /// Pairs the items with those of `zip_op`, stopping at the shorter of the two.
+    ///
+    /// ```
+    /// use sumac::prelude::*;
+    /// let names = ["ann", "bob", "cy"];
+    /// let ages = vec![31, 27, 45, 60];
+    /// let people: Vec<(&str, u32)> = names.par_iter().copied().zip(ages).collect();
+    /// assert_eq!(people, [("ann", 31), ("bob", 27), ("cy", 45)]); // 60 has no partner
+    /// ```
     fn zip<Z>(self, zip_op: Z) -> Zip<Self, Z::Iter>
     where
         Z: IntoParallelIterator,
@@ -1385,6 +1478,13 @@ pub trait IndexedParallelIterator: ParallelIterator {
     }
 
     /// Whether the items differ from those of `other`, like [`Iterator::ne`].
+    ///
+    /// ```
+    /// use sumac::prelude::*;
+    /// assert!((0..5).into_par_iter().ne(vec![0, 1, 2, 3, 5]));
+    /// assert!((0..5).into_par_iter().ne(0..4)); // a different length is a difference
+    /// assert!(!(0..5).into_par_iter().ne(0..5));
+    /// ```
     fn ne<I>(self, other: I) -> bool
     where
         I: IntoParallelIterator,
@@ -1395,6 +1495,13 @@ pub trait IndexedParallelIterator: ParallelIterator {
     }
 
     /// Whether the items are lexicographically less than those of `other`.
+    ///
+    /// ```
+    /// use sumac::prelude::*;
+    /// assert!([1, 2, 3].par_iter().lt(&[1, 2, 4]));
+    /// assert!([1, 2].par_iter().lt(&[1, 2, 0])); // a proper prefix is less
+    /// assert!(![1, 2, 3].par_iter().lt(&[1, 2, 3]));
+    /// ```
     fn lt<I>(self, other: I) -> bool
     where
         I: IntoParallelIterator,
@@ -1405,6 +1512,13 @@ pub trait IndexedParallelIterator: ParallelIterator {
     }
 
     /// Whether the items are lexicographically less than or equal to those of `other`.
+    ///
+    /// ```
+    /// use sumac::prelude::*;
+    /// assert!([1, 2, 3].par_iter().le(&[1, 2, 3]));
+    /// assert!([1, 9, 9].par_iter().le(&[2]));
+    /// assert!(![f64::NAN].par_iter().le(&[f64::NAN])); // NaN is not comparable
+    /// ```
     fn le<I>(self, other: I) -> bool
     where
         I: IntoParallelIterator,
@@ -1418,6 +1532,13 @@ pub trait IndexedParallelIterator: ParallelIterator {
     }
 
     /// Whether the items are lexicographically greater than those of `other`.
+    ///
+    /// ```
+    /// use sumac::prelude::*;
+    /// assert!((0..10).into_par_iter().gt(0..9)); // a longer run with the same start
+    /// assert!((0..10).into_par_iter().gt(vec![0, 1, 1, 7]));
+    /// assert!(!(0..10).into_par_iter().gt(vec![0, 1, 5]));
+    /// ```
     fn gt<I>(self, other: I) -> bool
     where
         I: IntoParallelIterator,
@@ -1428,6 +1549,13 @@ pub trait IndexedParallelIterator: ParallelIterator {
     }
 
     /// Whether the items are lexicographically greater than or equal to those of `other`.
+    ///
+    /// ```
+    /// use sumac::prelude::*;
+    /// assert!((0..10).into_par_iter().ge(0..10));
+    /// assert!((5..10).into_par_iter().ge(0..100));
+    /// assert!(![1.0, f64::NAN].par_iter().ge(&[1.0, 0.0])); // NaN is not comparable
+    /// ```
     fn ge<I>(self, other: I) -> bool
     where
         I: IntoParallelIterator,
@@ -1488,18 +1616,62 @@ pub trait IndexedParallelIterator: ParallelIterator {
     }
 
     /// The items in reverse order.
+    ///
+    /// ```
+    /// use sumac::prelude::*;
+    /// let v: Vec<u32> = (0..5u32).into_par_iter().rev().collect();
+    /// assert_eq!(v, [4, 3, 2, 1, 0]);
+    /// // Searches in order run on the reversed order: the first match is the last one.
+    /// assert_eq!((0..1000).into_par_iter().rev().find_first(|x| x % 100 == 7), Some(907));
+    /// ```
     fn rev(self) -> Rev<Self> {
         Rev::new(self)
     }
 
-    /// Never splits the loop into pieces of fewer than `min` items. Heartbeat splitting
-    /// makes this unnecessary for performance, but it is honoured.
+    /// Never splits the loop into pieces of fewer than `min` items (`fold` and every
+    /// consumer see pieces of at least `min` items, unless the whole input is shorter).
+    /// Heartbeat splitting makes this unnecessary for performance, but it is honoured.
+    ///
+    /// A loop runs its first items before it splits, and the items it already ran make
+    /// a piece of their own: it splits only once they number at least `min` and the rest
+    /// halves into two pieces of at least `min`. So unlike Rayon, which splits before
+    /// running anything, sumac keeps a loop of fewer than `3 * min` items in one piece.
+    ///
+    /// ```
+    /// use sumac::prelude::*;
+    /// // 1,000 items cannot make two pieces of at least 600: `fold` sees one piece.
+    /// let pieces: Vec<Vec<u32>> = (0..1000u32)
+    ///     .into_par_iter()
+    ///     .with_min_len(600)
+    ///     .fold(Vec::new, |mut v, x| {
+    ///         v.push(x);
+    ///         v
+    ///     })
+    ///     .collect();
+    /// assert_eq!(pieces.len(), 1);
+    /// assert_eq!(pieces[0], (0..1000).collect::<Vec<_>>());
+    /// ```
     fn with_min_len(self, min: usize) -> MinLen<Self> {
         MinLen::new(self, min)
     }
 
     /// Splits the loop eagerly into pieces of at most `max` items. Heartbeat splitting
     /// makes this unnecessary for performance, but it is honoured.
+    ///
+    /// ```
+    /// use sumac::prelude::*;
+    /// let pieces: Vec<Vec<u32>> = (0..1000u32)
+    ///     .into_par_iter()
+    ///     .with_max_len(100)
+    ///     .fold(Vec::new, |mut v, x| {
+    ///         v.push(x);
+    ///         v
+    ///     })
+    ///     .collect();
+    /// assert!(pieces.len() >= 10);
+    /// assert!(pieces.iter().all(|p| p.len() <= 100));
+    /// assert_eq!(pieces.concat(), (0..1000).collect::<Vec<_>>());
+    /// ```
     fn with_max_len(self, max: usize) -> MaxLen<Self> {
         MaxLen::new(self, max)
     }
@@ -1522,6 +1694,14 @@ pub trait IndexedParallelIterator: ParallelIterator {
 
     /// [`position_any`](IndexedParallelIterator::position_any), under the name Rayon
     /// deprecated (kept so that code written for Rayon compiles, with the same warning).
+    ///
+    /// ```
+    /// use sumac::prelude::*;
+    /// let v = [4, 7, 1, 7];
+    /// #[allow(deprecated)]
+    /// let at = v.par_iter().position(|&x| x == 7);
+    /// assert!(at == Some(1) || at == Some(3)); // any match, not the first
+    /// ```
     #[doc(hidden)]
     #[deprecated(note = "parallel `position` does not search in order: use \
                          `position_any`, `position_first` or `position_last`")]
@@ -1549,6 +1729,13 @@ pub trait IndexedParallelIterator: ParallelIterator {
     }
 
     /// The position of the last item matching `predicate`.
+    ///
+    /// ```
+    /// use sumac::prelude::*;
+    /// let v = [3, 8, 1, 8, 5];
+    /// assert_eq!(v.par_iter().position_last(|&x| x == 8), Some(3));
+    /// assert_eq!(v.par_iter().position_last(|&x| x > 10), None);
+    /// ```
     fn position_last<P>(self, predicate: P) -> Option<usize>
     where
         P: Fn(Self::Item) -> bool + Sync + Send,
@@ -1576,6 +1763,16 @@ pub trait IntoParallelIterator {
     /// Its items.
     type Item: Send;
     /// Converts `self` into a parallel iterator.
+    ///
+    /// ```
+    /// use sumac::prelude::*;
+    /// let words = vec![String::from("par"), String::from("iter")];
+    /// // The vector is moved in: the items are owned `String`s.
+    /// let total: usize = words.into_par_iter().map(|w| w.len()).sum();
+    /// assert_eq!(total, 7);
+    /// let odd: Vec<u64> = (1..=9u64).into_par_iter().filter(|x| x % 2 == 1).collect();
+    /// assert_eq!(odd, [1, 3, 5, 7, 9]);
+    /// ```
     fn into_par_iter(self) -> Self::Iter;
 }
 
@@ -1601,6 +1798,14 @@ pub trait IntoParallelRefIterator<'data> {
     /// Its items (usually `&'data T`).
     type Item: Send + 'data;
     /// A parallel iterator over `&self`.
+    ///
+    /// ```
+    /// use sumac::prelude::*;
+    /// let scores = vec![40, 75, 90, 62];
+    /// let passed = scores.par_iter().filter(|&&s| s >= 60).count();
+    /// assert_eq!(passed, 3);
+    /// assert_eq!(scores, [40, 75, 90, 62]); // only borrowed
+    /// ```
     fn par_iter(&'data self) -> Self::Iter;
 }
 
@@ -1629,6 +1834,15 @@ pub trait IntoParallelRefMutIterator<'data> {
     /// Its items (usually `&'data mut T`).
     type Item: Send + 'data;
     /// A parallel iterator over `&mut self`.
+    ///
+    /// ```
+    /// use sumac::prelude::*;
+    /// let mut grid = vec![[0u8; 4]; 3];
+    /// grid.par_iter_mut()
+    ///     .enumerate()
+    ///     .for_each(|(row, cells)| cells.fill(row as u8));
+    /// assert_eq!(grid, [[0; 4], [1; 4], [2; 4]]);
+    /// ```
     fn par_iter_mut(&'data mut self) -> Self::Iter;
 }
 
@@ -1654,6 +1868,17 @@ where
 /// ```
 pub trait FromParallelIterator<T: Send> {
     /// Builds `Self` from the items of `par_iter`.
+    ///
+    /// ```
+    /// use sumac::prelude::*;
+    /// use std::collections::HashSet;
+    ///
+    /// let rems = HashSet::<u32>::from_par_iter((0..100u32).into_par_iter().map(|x| x % 7));
+    /// assert_eq!(rems.len(), 7);
+    /// // Anything convertible into a parallel iterator will do.
+    /// let word = String::from_par_iter(vec!['o', 'k']);
+    /// assert_eq!(word, "ok");
+    /// ```
     fn from_par_iter<I>(par_iter: I) -> Self
     where
         I: IntoParallelIterator<Item = T>;
@@ -1670,6 +1895,13 @@ pub trait FromParallelIterator<T: Send> {
 /// ```
 pub trait ParallelExtend<T: Send> {
     /// Adds the items of `par_iter` to `self`.
+    ///
+    /// ```
+    /// use sumac::prelude::*;
+    /// let mut log = String::from("ids:");
+    /// log.par_extend((1..=4).into_par_iter().map(|i| format!(" {i}")));
+    /// assert_eq!(log, "ids: 1 2 3 4"); // appended in order
+    /// ```
     fn par_extend<I>(&mut self, par_iter: I)
     where
         I: IntoParallelIterator<Item = T>;

@@ -59,6 +59,20 @@ const MAX_PULL_BLOCK: usize = 256;
 /// ```
 pub trait ParallelBridge: Sized {
     /// Turns `self` into a parallel iterator.
+    ///
+    /// ```
+    /// use sumac::prelude::*;
+    ///
+    /// // A sequential source with no parallel version of its own: the lines of a text.
+    /// let text = "3\n1\n4\n1\n5\n9\n2\n6";
+    /// let total: u32 = text.lines().par_bridge().map(|l| l.parse::<u32>().unwrap()).sum();
+    /// assert_eq!(total, 31);
+    ///
+    /// // The order is not kept: sort what was collected when it matters.
+    /// let mut digits: Vec<u32> = text.lines().par_bridge().map(|l| l.parse().unwrap()).collect();
+    /// digits.sort();
+    /// assert_eq!(digits, [1, 1, 2, 3, 4, 5, 6, 9]);
+    /// ```
     fn par_bridge(self) -> IterBridge<Self>;
 }
 

@@ -25,7 +25,29 @@ use super::{slice, Copied, IndexedParallelIterator, IntoParallelIterator, Parall
 
 /// Parallel methods on string slices.
 pub trait ParallelString {
-    /// The string the methods work on.
+    /// The string the methods work on. Implement it to give a type of your own the
+    /// parallel string methods.
+    ///
+    /// ```
+    /// use sumac::prelude::*;
+    ///
+    /// struct Note {
+    ///     title: String,
+    ///     body: String,
+    /// }
+    ///
+    /// impl ParallelString for Note {
+    ///     fn as_parallel_string(&self) -> &str {
+    ///         &self.body
+    ///     }
+    /// }
+    ///
+    /// let note = Note { title: "todo".into(), body: "buy milk\ncall bob\n".into() };
+    /// assert_eq!(note.par_lines().count(), 2);
+    /// assert_eq!(note.par_split_whitespace().count(), 4); // the title is not searched
+    /// assert_eq!(note.title, "todo");
+    /// assert_eq!("abc".as_parallel_string(), "abc");
+    /// ```
     fn as_parallel_string(&self) -> &str;
 
     /// The chars of the string, in order.

@@ -69,8 +69,28 @@ pub trait ParallelDrainRange<Idx = usize> {
     /// gap, as with `Vec::drain`) and returns a parallel iterator that owns them: items
     /// it does not yield are dropped with it.
     ///
+    /// ```
+    /// use std::collections::VecDeque;
+    /// use sumac::prelude::*;
+    ///
+    /// let mut letters: Vec<char> = "abcdef".chars().collect();
+    /// let tail: String = letters.par_drain(4..).collect();
+    /// assert_eq!(tail, "ef");
+    /// assert_eq!(letters, ['a', 'b', 'c', 'd']);
+    ///
+    /// let mut line = String::from("key=value");
+    /// let key: String = line.par_drain(..=3).filter(|&c| c != '=').collect();
+    /// assert_eq!((key.as_str(), line.as_str()), ("key", "value"));
+    ///
+    /// let mut queue: VecDeque<u32> = (1..=6).collect();
+    /// let sum: u32 = queue.par_drain(1..3).sum();
+    /// assert_eq!(sum, 2 + 3);
+    /// assert_eq!(queue, [1, 4, 5, 6]);
+    /// ```
+    ///
     /// # Panics
-    /// If the range is out of bounds or its start is past its end.
+    /// If the range is out of bounds or its start is past its end (for a `String`, also
+    /// if an end of the range is not on a char boundary).
     fn par_drain<R: std::ops::RangeBounds<Idx>>(self, range: R) -> Self::Iter;
 }
 

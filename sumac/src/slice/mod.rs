@@ -39,11 +39,42 @@ pub use crate::iter::slice::{
 /// assert_eq!(diffs, [1, 1, 1, 1]);
 /// ```
 pub trait ParallelSlice<T: Sync> {
-    /// The slice the methods work on.
+    /// The slice the methods work on. Implement it to give your own type the parallel
+    /// slice methods (slices already have them):
+    ///
+    /// ```
+    /// use sumac::prelude::*;
+    /// use sumac::slice::ParallelSlice;
+    ///
+    /// struct Readings {
+    ///     values: Vec<u32>,
+    /// }
+    ///
+    /// impl ParallelSlice<u32> for Readings {
+    ///     fn as_parallel_slice(&self) -> &[u32] {
+    ///         &self.values
+    ///     }
+    /// }
+    ///
+    /// let readings = Readings { values: vec![3, 9, 4, 1, 8] };
+    /// assert_eq!(readings.as_parallel_slice().len(), 5);
+    /// let peaks: Vec<u32> = readings.par_chunks(2).map(|c| *c.iter().max().unwrap()).collect();
+    /// assert_eq!(peaks, [9, 4, 8]);
+    /// ```
     fn as_parallel_slice(&self) -> &[T];
 
     /// A parallel iterator over non-overlapping chunks of `chunk_size` items (the last one
     /// may be shorter).
+    ///
+    /// ```
+    /// use sumac::prelude::*;
+    /// let bytes = b"abcdefg";
+    /// let rows: Vec<String> = bytes
+    ///     .par_chunks(3)
+    ///     .map(|row| String::from_utf8_lossy(row).into_owned())
+    ///     .collect();
+    /// assert_eq!(rows, ["abc", "def", "g"]);
+    /// ```
     ///
     /// # Panics
     /// If `chunk_size` is 0.
@@ -52,6 +83,16 @@ pub trait ParallelSlice<T: Sync> {
     }
 
     /// A parallel iterator over all overlapping windows of `window_size` items.
+    ///
+    /// ```
+    /// use sumac::prelude::*;
+    /// let temperatures = [12, 14, 13, 17, 16];
+    /// // Is any three-day stretch rising all the way?
+    /// let rising = temperatures.par_windows(3).any(|w| w[0] < w[1] && w[1] < w[2]);
+    /// assert!(!rising);
+    /// // A window longer than the slice gives no windows at all.
+    /// assert_eq!(temperatures.par_windows(6).count(), 0);
+    /// ```
     ///
     /// # Panics
     /// If `window_size` is 0.
@@ -110,6 +151,15 @@ pub trait ParallelSlice<T: Sync> {
     /// A parallel iterator over non-overlapping chunks of exactly `chunk_size` items from
     /// the back; the items left over at the start are the iterator's
     /// [`remainder`](RChunksExact::remainder).
+    ///
+    /// ```
+    /// use sumac::prelude::*;
+    /// let v = [1, 2, 3, 4, 5, 6, 7];
+    /// let chunks = v.par_rchunks_exact(3);
+    /// assert_eq!(chunks.remainder(), [1]);
+    /// let firsts: Vec<i32> = chunks.map(|c| c[0]).collect();
+    /// assert_eq!(firsts, [5, 2]);
+    /// ```
     ///
     /// # Panics
     /// If `chunk_size` is 0.
@@ -182,11 +232,45 @@ impl<T: Sync> ParallelSlice<T> for [T] {
 /// assert_eq!(v, [(1, 'd'), (1, 'b'), (2, 'c'), (2, 'a')]);
 /// ```
 pub trait ParallelSliceMut<T: Send> {
-    /// The slice the methods work on.
+    /// The slice the methods work on. Implement it to give your own type the parallel
+    /// mutable slice methods (slices already have them):
+    ///
+    /// ```
+    /// use sumac::prelude::*;
+    /// use sumac::slice::ParallelSliceMut;
+    ///
+    /// struct Image {
+    ///     width: usize,
+    ///     pixels: Vec<u8>,
+    /// }
+    ///
+    /// impl ParallelSliceMut<u8> for Image {
+    ///     fn as_parallel_slice_mut(&mut self) -> &mut [u8] {
+    ///         &mut self.pixels
+    ///     }
+    /// }
+    ///
+    /// let mut image = Image { width: 3, pixels: vec![9, 0, 5, 7, 7, 1] };
+    /// let width = image.width;
+    /// image.par_chunks_mut(width).for_each(|row| row.sort_unstable());
+    /// assert_eq!(image.pixels, [0, 5, 9, 1, 7, 7]);
+    /// image.as_parallel_slice_mut()[0] = 255;
+    /// assert_eq!(image.pixels[0], 255);
+    /// ```
     fn as_parallel_slice_mut(&mut self) -> &mut [T];
 
     /// A parallel iterator over non-overlapping mutable chunks of `chunk_size` items (the
     /// last one may be shorter).
+    ///
+    /// ```
+    /// use sumac::prelude::*;
+    /// let mut counts = [0u32; 10];
+    /// counts
+    ///     .par_chunks_mut(4)
+    ///     .enumerate()
+    ///     .for_each(|(block, chunk)| chunk.fill(block as u32));
+    /// assert_eq!(counts, [0, 0, 0, 0, 1, 1, 1, 1, 2, 2]);
+    /// ```
     ///
     /// # Panics
     /// If `chunk_size` is 0.
@@ -216,6 +300,17 @@ pub trait ParallelSliceMut<T: Send> {
     /// A parallel iterator over non-overlapping mutable chunks of `chunk_size` items from
     /// the back (the last one, at the start of the slice, may be shorter).
     ///
+    /// ```
+    /// use sumac::prelude::*;
+    /// let mut v = [1, 2, 3, 4, 5, 6, 7];
+    /// // Each chunk is summed into its first slot; the short chunk is `[1]`.
+    /// v.par_rchunks_mut(3).for_each(|c| {
+    ///     let sum: i32 = c.iter().sum();
+    ///     c[0] = sum;
+    /// });
+    /// assert_eq!(v, [1, 9, 3, 4, 18, 6, 7]);
+    /// ```
+    ///
     /// # Panics
     /// If `chunk_size` is 0.
     fn par_rchunks_mut(&mut self, chunk_size: usize) -> RChunksMut<'_, T> {
@@ -225,6 +320,15 @@ pub trait ParallelSliceMut<T: Send> {
     /// A parallel iterator over non-overlapping mutable chunks of exactly `chunk_size`
     /// items from the back; the items left over at the start are the iterator's
     /// [`remainder`](RChunksExactMut::into_remainder).
+    ///
+    /// ```
+    /// use sumac::prelude::*;
+    /// let mut v = [10, 1, 2, 3, 4];
+    /// let mut chunks = v.par_rchunks_exact_mut(2);
+    /// assert_eq!(chunks.remainder(), [10]);
+    /// chunks.for_each(|pair| pair.swap(0, 1));
+    /// assert_eq!(v, [10, 2, 1, 4, 3]);
+    /// ```
     ///
     /// # Panics
     /// If `chunk_size` is 0.
@@ -304,6 +408,14 @@ pub trait ParallelSliceMut<T: Send> {
 
     /// Sorts the slice stably with a comparator, in parallel.
     ///
+    /// ```
+    /// use sumac::prelude::*;
+    /// let mut scores = [("ana", 7), ("bo", 9), ("cy", 7), ("di", 3)];
+    /// // Highest score first; the two 7s keep their order.
+    /// scores.par_sort_by(|a, b| b.1.cmp(&a.1));
+    /// assert_eq!(scores, [("bo", 9), ("ana", 7), ("cy", 7), ("di", 3)]);
+    /// ```
+    ///
     /// # Panics
     /// If `compare` panics (the panic propagates; every element is still in the slice
     /// exactly once). The comparator should be a total order; if it is not, the order of
@@ -359,7 +471,25 @@ pub trait ParallelSliceMut<T: Send> {
     }
 
     /// Sorts the slice stably by a key, in parallel (the key is computed for every
-    /// comparison).
+    /// comparison, so it should be cheap; see
+    /// [`par_sort_by_cached_key`](Self::par_sort_by_cached_key) otherwise).
+    ///
+    /// ```
+    /// use sumac::prelude::*;
+    /// let mut offsets = [-4i32, 3, -1, 4, 1];
+    /// offsets.par_sort_by_key(|x| x.abs());
+    /// // -4 came before 4, and -1 before 1: equal keys keep their order.
+    /// assert_eq!(offsets, [-1, 1, 3, -4, 4]);
+    ///
+    /// // Long enough to be split: stability holds across the pieces too.
+    /// let mut tagged: Vec<(u8, usize)> = (0..10_000).map(|i| ((i * 37 % 5) as u8, i)).collect();
+    /// tagged.par_sort_by_key(|&(key, _)| key);
+    /// assert!(tagged.windows(2).all(|w| (w[0].0, w[0].1) < (w[1].0, w[1].1)));
+    /// ```
+    ///
+    /// # Panics
+    /// If `f` panics (the panic propagates; every element is still in the slice exactly
+    /// once).
     fn par_sort_by_key<K, F>(&mut self, f: F)
     where
         K: Ord,
@@ -388,6 +518,14 @@ pub trait ParallelSliceMut<T: Send> {
 
     /// Sorts the slice with a comparator, without keeping the order of equal elements.
     ///
+    /// ```
+    /// use sumac::prelude::*;
+    /// let mut v: Vec<f64> = vec![2.5, -1.0, 0.25, 10.0, 0.0];
+    /// // `f64` is not `Ord`; `total_cmp` is a total order.
+    /// v.par_sort_unstable_by(|a, b| b.total_cmp(a));
+    /// assert_eq!(v, [10.0, 2.5, 0.25, 0.0, -1.0]);
+    /// ```
+    ///
     /// # Panics
     /// If `compare` panics (the panic propagates; every element is still in the slice
     /// exactly once).
@@ -399,6 +537,17 @@ pub trait ParallelSliceMut<T: Send> {
     }
 
     /// Sorts the slice by a key, without keeping the order of equal elements.
+    ///
+    /// ```
+    /// use sumac::prelude::*;
+    /// let mut names = ["carol", "al", "bea", "dominic"];
+    /// names.par_sort_unstable_by_key(|name| name.len());
+    /// assert_eq!(names, ["al", "bea", "carol", "dominic"]);
+    /// ```
+    ///
+    /// # Panics
+    /// If `f` panics (the panic propagates; every element is still in the slice exactly
+    /// once).
     fn par_sort_unstable_by_key<K, F>(&mut self, f: F)
     where
         K: Ord,
