@@ -399,6 +399,12 @@ pub trait ParallelSliceMut<T: Send> {
     /// v.par_sort();
     /// assert_eq!(v, [1, 2, 3, 4, 5]);
     /// ```
+    ///
+    /// # Panics
+    /// May panic if `T`'s `Ord` is not a total order, as the standard library's sorts
+    /// may (Rust 1.81 and later), whose code sorts the pieces; every element is still in
+    /// the slice exactly once. This differs from Rayon, whose sorts then return in an
+    /// unspecified order.
     fn par_sort(&mut self)
     where
         T: Ord,
@@ -418,8 +424,11 @@ pub trait ParallelSliceMut<T: Send> {
     ///
     /// # Panics
     /// If `compare` panics (the panic propagates; every element is still in the slice
-    /// exactly once). The comparator should be a total order; if it is not, the order of
-    /// the result is unspecified, but it is still a permutation of the input.
+    /// exactly once).
+    /// May also panic if `compare` is not a total order, as the standard library's sorts
+    /// may (Rust 1.81 and later), whose code sorts the pieces; every element is still in
+    /// the slice exactly once. This differs from Rayon, whose sorts then return in an
+    /// unspecified order.
     fn par_sort_by<F>(&mut self, compare: F)
     where
         F: Fn(&T, &T) -> Ordering + Sync,
@@ -490,6 +499,10 @@ pub trait ParallelSliceMut<T: Send> {
     /// # Panics
     /// If `f` panics (the panic propagates; every element is still in the slice exactly
     /// once).
+    /// May also panic if `K`'s `Ord` is not a total order, as the standard library's sorts
+    /// may (Rust 1.81 and later), whose code sorts the pieces; every element is still in
+    /// the slice exactly once. This differs from Rayon, whose sorts then return in an
+    /// unspecified order.
     fn par_sort_by_key<K, F>(&mut self, f: F)
     where
         K: Ord,
@@ -509,6 +522,12 @@ pub trait ParallelSliceMut<T: Send> {
     /// v.par_sort_unstable();
     /// assert_eq!(v, [1, 2, 3, 4, 5]);
     /// ```
+    ///
+    /// # Panics
+    /// May panic if `T`'s `Ord` is not a total order, as the standard library's sorts
+    /// may (Rust 1.81 and later), whose code sorts the pieces; every element is still in
+    /// the slice exactly once. This differs from Rayon, whose sorts then return in an
+    /// unspecified order.
     fn par_sort_unstable(&mut self)
     where
         T: Ord,
@@ -529,6 +548,10 @@ pub trait ParallelSliceMut<T: Send> {
     /// # Panics
     /// If `compare` panics (the panic propagates; every element is still in the slice
     /// exactly once).
+    /// May also panic if `compare` is not a total order, as the standard library's sorts
+    /// may (Rust 1.81 and later), whose code sorts the pieces; every element is still in
+    /// the slice exactly once. This differs from Rayon, whose sorts then return in an
+    /// unspecified order.
     fn par_sort_unstable_by<F>(&mut self, compare: F)
     where
         F: Fn(&T, &T) -> Ordering + Sync,
@@ -548,6 +571,10 @@ pub trait ParallelSliceMut<T: Send> {
     /// # Panics
     /// If `f` panics (the panic propagates; every element is still in the slice exactly
     /// once).
+    /// May also panic if `K`'s `Ord` is not a total order, as the standard library's sorts
+    /// may (Rust 1.81 and later), whose code sorts the pieces; every element is still in
+    /// the slice exactly once. This differs from Rayon, whose sorts then return in an
+    /// unspecified order.
     fn par_sort_unstable_by_key<K, F>(&mut self, f: F)
     where
         K: Ord,
