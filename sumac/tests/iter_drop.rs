@@ -284,3 +284,53 @@ fn panics_propagate() {
         4950
     );
 }
+
+/// `skip` produces the items it skips (as `std` and Rayon do): the closures before it run
+/// for every item, a panic in a skipped item propagates, and skipped owned items are
+/// dropped exactly once. Under forced splits and 1 µs heartbeats, so the skipped part's
+/// own loop splits too.
+#[test]
+fn skip_produces_and_drops_the_skipped_items() {
+    let pool = pool();
+    for (len, n) in [
+        (0, 0),
+        (10, 0),
+        (10, 3),
+        (10, 10),
+        (10, 20),
+        (1000, 999),
+        (5000, 1234),
+    ] {
+        let calls = AtomicUsize::new(0);
+        let kept: Vec<usize> = pool.install(|| {
+            (0..len)
+                .into_par_iter()
+                .map(|x| {
+                    calls.fetch_add(1, Ordering::Relaxed);
+                    x
+                })
+                .skip(n)
+                .collect()
+        });
+        assert_eq!(kept, (n.min(len)..len).collect::<Vec<_>>());
+        assert_eq!(calls.into_inner(), len, "len {len}, skip {n}");
+    }
+    // A panic in a skipped item propagates.
+    let result = catch_unwind(AssertUnwindSafe(|| {
+        pool.install(|| {
+            (0..100)
+                .into_par_iter()
+                .map(|x| if x == 1 { panic!("skipped item") } else { x })
+                .skip(50)
+                .sum::<i32>()
+        })
+    }));
+    assert!(result.is_err());
+    // Owned items from a `Vec`: skipped ones are dropped once, none leaks.
+    let ledger = Ledger::new(N);
+    let items: Vec<Tracked<'_>> = (0..N).map(|id| ledger.make(id)).collect();
+    let kept = pool.install(|| items.into_par_iter().skip(123).count());
+    assert_eq!(kept, N - 123);
+    ledger.assert_balanced();
+    assert_eq!(ledger.created.load(Ordering::Relaxed), N);
+}

@@ -385,10 +385,18 @@ struct SplitAtCallback<CB> {
 impl<T, CB: ProducerCallback<T>> ProducerCallback<T> for SplitAtCallback<CB> {
     type Output = CB::Output;
     fn callback<P: Producer<Item = T>>(self, base: P) -> CB::Output {
-        let (lower, upper) = base.split_at(self.n);
+        let n = self.n;
+        let (lower, upper) = base.split_at(n);
         match self.keep {
             Side::Lower => self.callback.callback(lower),
-            Side::Upper => self.callback.callback(upper),
+            // `skip` still produces the items it skips, as `std` and Rayon do, so that what
+            // the adaptors before it do (their closures, their panics) happens for every
+            // item: the skipped part runs as a spawned job beside the rest.
+            Side::Upper if n == 0 => self.callback.callback(upper),
+            Side::Upper => crate::in_place_scope(|scope| {
+                scope.spawn(move |_| super::reduce::drain_producer(lower, n));
+                self.callback.callback(upper)
+            }),
         }
     }
 }

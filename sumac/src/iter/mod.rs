@@ -1595,11 +1595,28 @@ pub trait IndexedParallelIterator: ParallelIterator {
 
     /// Skips the first `n` items.
     ///
+    /// The skipped items are still produced (in parallel with the rest) and dropped, as
+    /// `std` and Rayon do, so that the closures of the adaptors before `skip` run for
+    /// every item, and a panic in one of them propagates.
+    ///
     /// ```
+    /// use std::sync::atomic::{AtomicUsize, Ordering};
     /// use sumac::prelude::*;
     /// let v: Vec<i32> = (0..10).into_par_iter().skip(7).collect();
     /// assert_eq!(v, [7, 8, 9]);
+    /// let calls = AtomicUsize::new(0);
+    /// let kept = (0..10)
+    ///     .into_par_iter()
+    ///     .inspect(|_| {
+    ///         calls.fetch_add(1, Ordering::Relaxed);
+    ///     })
+    ///     .skip(7)
+    ///     .count();
+    /// assert_eq!((kept, calls.into_inner()), (3, 10));
     /// ```
+    ///
+    /// # Panics
+    /// If producing any item panics, skipped ones included.
     fn skip(self, n: usize) -> Skip<Self> {
         Skip::new(self, n)
     }

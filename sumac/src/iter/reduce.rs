@@ -3,7 +3,9 @@
 use std::iter::{Product, Sum};
 use std::marker::PhantomData;
 
-use super::plumbing::{Consumer, Folder, NoopReducer, Reducer, UnindexedConsumer};
+use super::plumbing::{
+    bridge_producer_consumer, Consumer, Folder, NoopReducer, Producer, Reducer, UnindexedConsumer,
+};
 use super::ParallelIterator;
 
 // ---------------------------------------------------------------------- for_each
@@ -14,6 +16,18 @@ where
     F: Fn(I::Item) + Sync,
 {
     iter.drive_unindexed(ForEachConsumer { op })
+}
+
+/// Runs the `len` items of `producer` only for what producing them does (the closures of
+/// `map`, `inspect` and the like before a `skip`, and their panics), dropping each.
+pub(super) fn drain_producer<P: Producer>(producer: P, len: usize) {
+    bridge_producer_consumer(
+        len,
+        producer,
+        ForEachConsumer {
+            op: &drop::<P::Item>,
+        },
+    );
 }
 
 struct ForEachConsumer<'f, F> {
