@@ -11,9 +11,9 @@
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
-use super::plumbing::{Consumer, Folder, UnindexedConsumer};
+use super::plumbing::{Consumer, Folder, Producer, ProducerCallback, UnindexedConsumer};
 use super::private::Try;
-use super::ParallelIterator;
+use super::{IndexedParallelIterator, ParallelIterator};
 
 /// What an item does to a halting loop: what it passes on, and whether it halts it.
 pub(super) trait HaltRule<T>: Copy + Send + Sync {
@@ -422,9 +422,135 @@ halting_adaptor!(
     rule = |done| SkipWhileRule { predicate: &predicate, done: &done }
 );
 
-halting_adaptor!(
-    /// The iterator returned by [`ParallelIterator::panic_fuse`].
-    PanicFuse<I> {} where [],
-    state = (),
-    rule = |_unit| FuseRule
-);
+/// The iterator returned by [`ParallelIterator::panic_fuse`]; indexed when its base is.
+#[derive(Clone, Debug)]
+#[must_use = "parallel iterators are lazy and do nothing unless consumed"]
+pub struct PanicFuse<I> {
+    base: I,
+}
+
+impl<I> PanicFuse<I> {
+    pub(super) fn new(base: I) -> Self {
+        PanicFuse { base }
+    }
+}
+
+impl<I: ParallelIterator> ParallelIterator for PanicFuse<I> {
+    type Item = I::Item;
+    fn drive_unindexed<C: UnindexedConsumer<I::Item>>(self, consumer: C) -> C::Result {
+        let halted = AtomicBool::new(false);
+        drive_halting(self.base, consumer, FuseRule, &halted)
+    }
+    fn opt_len(&self) -> Option<usize> {
+        self.base.opt_len()
+    }
+    fn index_span(&self) -> usize {
+        self.base.index_span()
+    }
+}
+
+impl<I: IndexedParallelIterator> IndexedParallelIterator for PanicFuse<I> {
+    fn len(&self) -> usize {
+        self.base.len()
+    }
+    fn with_producer<CB: ProducerCallback<I::Item>>(self, callback: CB) -> CB::Output {
+        let halted = AtomicBool::new(false);
+        return self.base.with_producer(Callback {
+            callback,
+            halted: &halted,
+        });
+
+        struct Callback<'h, CB> {
+            callback: CB,
+            halted: &'h AtomicBool,
+        }
+        impl<T, CB: ProducerCallback<T>> ProducerCallback<T> for Callback<'_, CB> {
+            type Output = CB::Output;
+            fn callback<P: Producer<Item = T>>(self, base: P) -> CB::Output {
+                self.callback.callback(FuseProducer {
+                    base,
+                    halted: self.halted,
+                })
+            }
+        }
+    }
+}
+
+/// The producer of an indexed `panic_fuse`: every piece shares the flag. Its sequential
+/// iterator ends early once the flag is up, and raises it when a panic drops it: a panic
+/// anywhere in a piece's loop (in the closures after `panic_fuse`, which consume the
+/// iterator) unwinds through the iterator of that piece.
+struct FuseProducer<'h, P> {
+    base: P,
+    halted: &'h AtomicBool,
+}
+
+impl<'h, P: Producer> Producer for FuseProducer<'h, P> {
+    type Item = P::Item;
+    type IntoIter = FuseIter<'h, P::IntoIter>;
+    fn into_iter(self) -> Self::IntoIter {
+        FuseIter {
+            base: self.base.into_iter(),
+            halted: self.halted,
+        }
+    }
+    fn split_at(self, index: usize) -> (Self, Self) {
+        let (left, right) = self.base.split_at(index);
+        let halted = self.halted;
+        (
+            FuseProducer { base: left, halted },
+            FuseProducer {
+                base: right,
+                halted,
+            },
+        )
+    }
+    fn min_len(&self) -> usize {
+        self.base.min_len()
+    }
+    fn max_len(&self) -> usize {
+        self.base.max_len()
+    }
+}
+
+/// The sequential iterator of [`FuseProducer`]. Once the flag is up it yields nothing
+/// more, although its length said otherwise: that only happens while a panic unwinds,
+/// and the loop's result is then discarded.
+struct FuseIter<'h, I> {
+    base: I,
+    halted: &'h AtomicBool,
+}
+
+impl<I: Iterator> Iterator for FuseIter<'_, I> {
+    type Item = I::Item;
+    #[inline]
+    fn next(&mut self) -> Option<I::Item> {
+        if self.halted.load(Ordering::Relaxed) {
+            return None;
+        }
+        self.base.next()
+    }
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.base.size_hint()
+    }
+}
+
+impl<I: DoubleEndedIterator> DoubleEndedIterator for FuseIter<'_, I> {
+    #[inline]
+    fn next_back(&mut self) -> Option<I::Item> {
+        if self.halted.load(Ordering::Relaxed) {
+            return None;
+        }
+        self.base.next_back()
+    }
+}
+
+impl<I: ExactSizeIterator> ExactSizeIterator for FuseIter<'_, I> {}
+
+impl<I> Drop for FuseIter<'_, I> {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            self.halted.store(true, Ordering::Relaxed);
+        }
+    }
+}

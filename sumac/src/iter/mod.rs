@@ -388,7 +388,7 @@ pub trait ParallelIterator: Sized + Send {
     /// Halts every piece of the loop at its next block once a closure *after* this
     /// adaptor panics, instead of letting the other pieces run to their end (the panic
     /// still propagates to the caller). Put it before the closures whose panics should
-    /// stop the loop.
+    /// stop the loop. Over an indexed iterator the result is indexed too.
     ///
     /// ```
     /// use sumac::prelude::*;
@@ -396,6 +396,11 @@ pub trait ParallelIterator: Sized + Send {
     ///     (0..1_000_000u32).into_par_iter().panic_fuse().for_each(|x| assert!(x != 5))
     /// });
     /// assert!(r.is_err());
+    /// // Indexed: it has a length, and indexed adaptors may follow it.
+    /// let fused = [10, 20, 30].par_iter().panic_fuse();
+    /// assert_eq!(fused.len(), 3);
+    /// let v: Vec<(usize, &i32)> = fused.enumerate().collect();
+    /// assert_eq!(v, [(0, &10), (1, &20), (2, &30)]);
     /// ```
     fn panic_fuse(self) -> PanicFuse<Self> {
         PanicFuse::new(self)
