@@ -744,6 +744,35 @@ proptest! {
     }
 
     #[test]
+    fn char_ranges(a in 0u32..0x11_0000, len in 0u32..3000, near_gap in any::<bool>(), k in 0usize..3100) {
+        // Half the cases start just below the surrogate gap so that they straddle it.
+        let a = if near_gap { 0xD800 - (a % 1500) } else { a };
+        let (Some(lo), Some(hi)) = (char_from_below(a), char_from_below(a.saturating_add(len))) else {
+            return Ok(());
+        };
+        on_pool(|| {
+            let seq: Vec<char> = (lo..hi).collect();
+            prop_assert_eq!((lo..hi).into_par_iter().collect::<Vec<char>>(), seq.clone());
+            prop_assert_eq!((lo..hi).into_par_iter().len(), seq.len());
+            prop_assert_eq!((lo..hi).into_par_iter().rev().collect::<Vec<char>>(),
+                seq.iter().rev().copied().collect::<Vec<_>>());
+            prop_assert_eq!((lo..hi).into_par_iter().skip(k).take(k / 2 + 1).collect::<Vec<char>>(),
+                seq.iter().skip(k).take(k / 2 + 1).copied().collect::<Vec<_>>());
+            prop_assert_eq!((lo..hi).into_par_iter().enumerate().filter(|(i, _)| i % 5 == 1).collect::<Vec<_>>(),
+                seq.iter().copied().enumerate().filter(|(i, _)| i % 5 == 1).collect::<Vec<_>>());
+            prop_assert_eq!((lo..hi).into_par_iter().map(u32::from).map(u64::from).sum::<u64>(),
+                seq.iter().map(|&c| u64::from(u32::from(c))).sum::<u64>());
+            let seq_inclusive: Vec<char> = (lo..=hi).collect();
+            prop_assert_eq!((lo..=hi).into_par_iter().collect::<Vec<char>>(), seq_inclusive.clone());
+            prop_assert_eq!((lo..=hi).into_par_iter().len(), seq_inclusive.len());
+            prop_assert_eq!((lo..=hi).into_par_iter().collect::<String>(), seq_inclusive.iter().collect::<String>());
+            prop_assert_eq!((hi..lo).into_par_iter().count(), (hi..lo).count());
+            prop_assert_eq!((hi..=lo).into_par_iter().count(), (hi..=lo).count());
+            Ok(())
+        })?;
+    }
+
+    #[test]
     fn nested_loops(n in 0usize..40, m in 0usize..40) {
         on_pool(|| {
             let par: Vec<usize> = (0..n).into_par_iter()
@@ -923,6 +952,41 @@ fn extreme_ranges() {
         #[allow(clippy::reversed_empty_ranges)]
         let empty = 5..=3u64;
         assert_eq!(empty.into_par_iter().count(), 0);
+    });
+}
+
+/// The first `char` at or above the code point `code` (skipping the surrogates), if any.
+fn char_from_below(code: u32) -> Option<char> {
+    (code..=0x10_FFFF).find_map(char::from_u32)
+}
+
+#[test]
+fn extreme_char_ranges() {
+    on_pool(|| {
+        let all: Vec<char> = ('\0'..=char::MAX).collect();
+        assert_eq!(('\0'..=char::MAX).into_par_iter().len(), all.len());
+        assert_eq!(
+            ('\0'..=char::MAX).into_par_iter().collect::<Vec<char>>(),
+            all
+        );
+        assert_eq!(('\0'..char::MAX).into_par_iter().len(), all.len() - 1);
+        assert_eq!(
+            ('\0'..=char::MAX)
+                .into_par_iter()
+                .filter(|c| (0xD000..0xF000).contains(&u32::from(*c)))
+                .count(),
+            0x2000 - 0x800
+        );
+        assert_eq!(
+            (char::MAX..=char::MAX).into_par_iter().collect::<Vec<_>>(),
+            [char::MAX]
+        );
+        // A range that sequential iteration has exhausted is empty, as it is for std.
+        let mut exhausted = 'a'..='b';
+        exhausted.by_ref().for_each(drop);
+        assert_eq!(exhausted.into_par_iter().count(), 0);
+        let _: sumac::range::Iter<char> = ('a'..'b').into_par_iter();
+        let _: sumac::range_inclusive::Iter<char> = ('a'..='b').into_par_iter();
     });
 }
 

@@ -45,6 +45,7 @@ pub mod plumbing;
 
 mod blocks;
 mod chain;
+mod char_range;
 mod chunks;
 mod collect;
 pub mod collections;

@@ -5,6 +5,9 @@
 //! `u64`/`i64` on smaller targets) are not, and a range longer than `usize::MAX` is
 //! split in halves before it is driven.
 //!
+//! `char` ranges are indexed too; they skip the surrogate code points, as sequential
+//! `char` ranges do (`('a'..'e').into_par_iter()` gives `'a'`, `'b'`, `'c'`, `'d'`).
+//!
 //! ```
 //! use sumac::prelude::*;
 //! let r = (0..100u8).into_par_iter();
@@ -12,6 +15,7 @@
 //! assert_eq!(r.map(u32::from).sum::<u32>(), 4950);
 //! let big = (0..1u128 << 100).into_par_iter();
 //! assert_eq!(big.find_first(|&x| x > 5), Some(6));
+//! assert_eq!(('a'..'e').into_par_iter().collect::<String>(), "abcd");
 //! ```
 
 use std::ops::Range;
@@ -160,7 +164,7 @@ pub(crate) fn drive_long<T: RangeInteger, C: Consumer<T>>(
 #[derive(Clone, Debug)]
 #[must_use = "parallel iterators are lazy and do nothing unless consumed"]
 pub struct Iter<T> {
-    range: Range<T>,
+    pub(crate) range: Range<T>,
 }
 
 /// The length of `start..end` as a `u128`.

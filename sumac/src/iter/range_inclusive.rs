@@ -3,12 +3,14 @@
 //!
 //! Inclusive ranges of `u8`, `u16`, `i8`, `i16` (and `u32`, `i32` on 64-bit targets) are
 //! indexed; the others are not, since `0..=MAX` has one more item than the type has
-//! values below `MAX`.
+//! values below `MAX`. Inclusive `char` ranges are indexed and skip the surrogate code
+//! points.
 //!
 //! ```
 //! use sumac::prelude::*;
 //! assert_eq!((0..=u8::MAX).into_par_iter().len(), 256);
 //! assert_eq!((1..=100u64).into_par_iter().sum::<u64>(), 5050);
+//! assert_eq!(('\u{D7FF}'..='\u{E000}').into_par_iter().len(), 2);
 //! ```
 
 use std::ops::RangeInclusive;
@@ -24,7 +26,7 @@ use super::{IndexedParallelIterator, IntoParallelIterator, ParallelIterator};
 #[derive(Clone, Debug)]
 #[must_use = "parallel iterators are lazy and do nothing unless consumed"]
 pub struct Iter<T> {
-    range: RangeInclusive<T>,
+    pub(crate) range: RangeInclusive<T>,
 }
 
 /// `end - start` (one less than the length) for a non-empty range.
