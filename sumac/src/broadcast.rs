@@ -170,12 +170,21 @@ where
     let op = Arc::new(op);
     for index in 0..num_threads {
         let op = Arc::clone(&op);
+        let counted = registry.spawn_started(Some(index));
         let job = HeapJob::into_job_ref(move || {
             let context = BroadcastContext::new(index, num_threads);
-            if let Err(payload) = panic::catch_unwind(AssertUnwindSafe(|| op(context))) {
-                // SAFETY: heap jobs only run on workers, whose thread-local pointer is set.
-                let worker = unsafe { &*WorkerThread::current() };
+            let ran = panic::catch_unwind(AssertUnwindSafe(|| op(context)));
+            // Dropping the last reference runs the closure's destructor, which may panic:
+            // that panic must not escape the job and unwind the worker.
+            let dropped = panic::catch_unwind(AssertUnwindSafe(move || drop(op)));
+            // SAFETY: heap jobs only run on workers of the pool they were pushed to, whose
+            // thread-local pointer is set.
+            let worker = unsafe { &*WorkerThread::current() };
+            for payload in [ran.err(), dropped.err()].into_iter().flatten() {
                 worker.registry().handle_panic(payload);
+            }
+            if counted {
+                worker.registry().spawn_finished();
             }
         });
         registry.queue.push_to(index, job);

@@ -129,9 +129,15 @@ impl JobHeader {
     pub(crate) unsafe fn execute(job: NonNull<JobHeader>) {
         // SAFETY: the caller guarantees `job` is live; `run` is read before the job runs.
         let run = unsafe { (*job.as_ptr()).run };
+        // Every kind of job catches the panics of the code it runs. Should one ever
+        // escape anyway, unwinding on would skip the job's completion and could leave a
+        // join frame on a stack that is about to be popped: abort instead (as Rayon's
+        // workers do).
+        let guard = AbortIfUnwinding;
         // SAFETY: `job` carries the whole job's provenance (it was made from a pointer
         // to the job, see `JobRef`), and the caller gave us the exclusive right to run it.
-        unsafe { run(job) }
+        unsafe { run(job) };
+        std::mem::forget(guard);
     }
 
     /// Marks a [`JoinFrame`] as finished and wakes its owner.
@@ -300,6 +306,17 @@ where
     }
 }
 
+/// Aborts the process if dropped: [`JobHeader::execute`] forgets it once the job
+/// returned, so it is only dropped by a panic unwinding out of a job.
+struct AbortIfUnwinding;
+
+impl Drop for AbortIfUnwinding {
+    fn drop(&mut self) {
+        eprintln!("sumac: a panic escaped a job; aborting the process");
+        std::process::abort();
+    }
+}
+
 /// A boxed closure from `spawn`.
 #[repr(C)]
 pub(crate) struct HeapJob<F> {
@@ -345,5 +362,43 @@ mod tests {
         assert!(waited_long_enough(5, 7));
         assert!(waited_long_enough(LONG_AGO, 0));
         assert!(waited_long_enough(SHARE_AT_ONCE, 0));
+    }
+
+    /// A panic that escapes a job aborts the process rather than unwinding on. The job
+    /// runs in a child process (this test binary again, filtered to this test, with an
+    /// environment variable telling it to be the child).
+    #[test]
+    fn a_panic_escaping_a_job_aborts_the_process() {
+        const CHILD: &str = "SUMAC_TEST_ESCAPING_PANIC_CHILD";
+        if std::env::var_os(CHILD).is_some() {
+            let job = HeapJob::into_job_ref(|| panic!("escaping on purpose"));
+            // SAFETY: the job is live (it runs only below), TAKEN and run by nobody else.
+            unsafe {
+                job.header().share.store(TAKEN, Ordering::Relaxed);
+                JobHeader::execute(job.0);
+            }
+            return; // not reached if the guard works; the parent then sees a success
+        }
+        let output = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "job::tests::a_panic_escaping_a_job_aborts_the_process",
+                "--test-threads=1",
+                "--nocapture",
+            ])
+            .env(CHILD, "1")
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(!output.status.success(), "the child finished normally");
+        assert!(
+            stderr.contains("sumac: a panic escaped a job; aborting the process"),
+            "the child's stderr: {stderr}"
+        );
+        #[cfg(unix)]
+        {
+            use std::os::unix::process::ExitStatusExt;
+            assert_eq!(output.status.signal(), Some(6), "killed by SIGABRT");
+        }
     }
 }

@@ -251,24 +251,58 @@ where
     }
 }
 
-/// The pool's `terminating` flag (a field of `Registry` in production).
-type Terminating = Arc<AtomicBool>;
+/// The pool's `terminating` flag and its count of live units (the pool itself plus each
+/// unfinished spawned job): fields of `Registry` in production.
+struct PoolState {
+    terminating: AtomicBool,
+    live_spawns: AtomicUsize,
+}
+
+impl PoolState {
+    fn new() -> Terminating {
+        Arc::new(PoolState {
+            terminating: AtomicBool::new(false),
+            live_spawns: AtomicUsize::new(1),
+        })
+    }
+}
+
+/// The pool state the workers share.
+type Terminating = Arc<PoolState>;
 
 /// Mirrors `worker_main` for worker `index` (whose own list starts and stays empty).
-fn worker_main(queue: &SharedQueue, index: usize, terminating: &AtomicBool) {
+fn worker_main(queue: &SharedQueue, index: usize, pool: &PoolState) {
     let jobs = JobList::new();
     wait_until(queue, index, &jobs, || {
-        terminating.load(Ordering::SeqCst)
+        pool.live_spawns.load(Ordering::Acquire) == 0
             && jobs.is_empty()
             && queue.queued() == 0
             && queue.addressed(index) == 0
     });
+    note(format_args!("worker {index} exits"));
 }
 
 /// Mirrors `Registry::terminate` (without the heartbeat thread).
-fn terminate(queue: &SharedQueue, terminating: &AtomicBool) {
-    terminating.store(true, Ordering::SeqCst);
+fn terminate(queue: &SharedQueue, pool: &PoolState) {
+    if pool.terminating.swap(true, Ordering::SeqCst) {
+        return;
+    }
+    note(format_args!("terminate"));
+    release_live_unit(queue, pool);
     queue.wake_all();
+}
+
+/// Mirrors `Registry::spawn_started`.
+fn spawn_started(pool: &PoolState) {
+    pool.live_spawns.fetch_add(1, Ordering::Relaxed);
+}
+
+/// Mirrors `Registry::release_live_unit` (`spawn_finished` calls it).
+fn release_live_unit(queue: &SharedQueue, pool: &PoolState) {
+    if pool.live_spawns.fetch_sub(1, Ordering::AcqRel) == 1 {
+        note(format_args!("the last live unit wakes the workers"));
+        queue.wake_all();
+    }
 }
 
 /// Spawns worker `index` of `queue`'s pool.
@@ -391,7 +425,7 @@ fn loom_join_promote_take_once() {
 fn loom_join_promote_idle_worker() {
     model(Some(4), || {
         let queue = Arc::new(SharedQueue::new(2));
-        let terminating = Arc::new(AtomicBool::new(false));
+        let terminating = PoolState::new();
         let thief = spawn_worker(&queue, 1, &terminating);
         owner_join(&queue, 0, 7);
         terminate(&queue, &terminating);
@@ -428,7 +462,7 @@ fn push_counting_job(queue: &SharedQueue) -> (Arc<LockLatch>, Arc<AtomicUsize>) 
 fn loom_sleep_push_wakeup() {
     model(None, || {
         let queue = Arc::new(SharedQueue::new(1));
-        let terminating = Arc::new(AtomicBool::new(false));
+        let terminating = PoolState::new();
         let worker = spawn_worker(&queue, 0, &terminating);
         let (latch, runs) = push_counting_job(&queue);
         latch.wait();
@@ -446,7 +480,7 @@ fn loom_sleep_push_wakeup() {
 fn loom_sleep_push_wakeup_two_workers() {
     model(Some(2), || {
         let queue = Arc::new(SharedQueue::new(2));
-        let terminating = Arc::new(AtomicBool::new(false));
+        let terminating = PoolState::new();
         let workers = [
             spawn_worker(&queue, 0, &terminating),
             spawn_worker(&queue, 1, &terminating),
@@ -474,7 +508,7 @@ fn loom_sleep_push_wakeup_two_workers() {
 fn loom_stack_job_lock_latch() {
     model(None, || {
         let queue = Arc::new(SharedQueue::new(1));
-        let terminating = Arc::new(AtomicBool::new(false));
+        let terminating = PoolState::new();
         let worker = spawn_worker(&queue, 0, &terminating);
         let slot = Slot::new();
         let result = {
@@ -581,7 +615,7 @@ fn loom_pool_drop_waits_for_custom_spawned_workers() {
 fn loom_broadcast_job_reaches_a_sleeping_worker() {
     model(None, || {
         let queue = Arc::new(SharedQueue::new(1));
-        let terminating = Arc::new(AtomicBool::new(false));
+        let terminating = PoolState::new();
         let worker = spawn_worker(&queue, 0, &terminating);
         let slot = Slot::new();
         {
@@ -627,7 +661,7 @@ unsafe impl Send for LatchPtr {}
 fn loom_two_owners_one_thief() {
     model(Some(2), || {
         let queue = Arc::new(SharedQueue::new(3));
-        let terminating = Arc::new(AtomicBool::new(false));
+        let terminating = PoolState::new();
         let thief = spawn_worker(&queue, 2, &terminating);
         let other = {
             let queue = Arc::clone(&queue);
@@ -648,7 +682,7 @@ fn loom_nested_joins_promoted() {
     for wanted in [1, 2] {
         model(Some(3), move || {
             let queue = Arc::new(SharedQueue::new(2));
-            let terminating = Arc::new(AtomicBool::new(false));
+            let terminating = PoolState::new();
             let thief = spawn_worker(&queue, 1, &terminating);
             owner_nested_join(&queue, 0, wanted);
             terminate(&queue, &terminating);
@@ -689,7 +723,7 @@ fn loom_nested_joins_promoted() {
 fn loom_stranded_job_after_searcher_leaves() {
     model(Some(2), || {
         let queue = Arc::new(SharedQueue::new(3));
-        let terminating = Arc::new(AtomicBool::new(false));
+        let terminating = PoolState::new();
         let owner = {
             let queue = Arc::clone(&queue);
             thread::spawn(move || {
@@ -722,5 +756,62 @@ fn loom_stranded_job_after_searcher_leaves() {
         owner.join().unwrap();
         thief.join().unwrap();
         injector.join().unwrap();
+    });
+}
+
+// ---------------------------------------------------------------------------------------
+// 5. Pool drop while a spawned job still runs
+// ---------------------------------------------------------------------------------------
+
+/// Mirrors `spawn` from outside a pool of two workers, then dropping the pool at once
+/// (`terminate`), while the spawned job itself addresses a job to worker 1 (as
+/// `spawn_broadcast` from inside a spawned job does). Worker 1 may see `terminating`
+/// with nothing queued before the spawned job has run: it must not exit then, since
+/// the job about to be addressed to it would never run. The count of unfinished spawned
+/// jobs (plus one for the pool, given back by `terminate`) keeps both workers; whoever
+/// takes it to zero wakes them (loom reports a deadlock if that wake-up can be lost).
+#[test]
+fn loom_pool_drop_waits_for_a_running_spawned_job() {
+    model(Some(2), || {
+        let queue = Arc::new(SharedQueue::new(2));
+        let pool = PoolState::new();
+        let workers = [
+            spawn_worker(&queue, 0, &pool),
+            spawn_worker(&queue, 1, &pool),
+        ];
+        let runs = Arc::new(AtomicUsize::new(0));
+        spawn_started(&pool);
+        let job = {
+            let (queue_in_job, pool_in_job) = (Arc::clone(&queue), Arc::clone(&pool));
+            let runs = Arc::clone(&runs);
+            HeapJob::into_job_ref(move || {
+                spawn_started(&pool_in_job);
+                let addressed = {
+                    let (queue, pool) = (Arc::clone(&queue_in_job), Arc::clone(&pool_in_job));
+                    HeapJob::into_job_ref(move || {
+                        runs.fetch_add(1, Ordering::Relaxed);
+                        release_live_unit(&queue, &pool);
+                    })
+                };
+                queue_in_job.push_to(1, addressed);
+                note(format_args!(
+                    "spawned job addressed {addressed:?} to worker 1"
+                ));
+                release_live_unit(&queue_in_job, &pool_in_job);
+            })
+        };
+        queue.push([job]);
+        note(format_args!(
+            "pushed the spawned job {job:?}, then terminate"
+        ));
+        terminate(&queue, &pool);
+        for worker in workers {
+            worker.join().unwrap();
+        }
+        assert_eq!(
+            runs.load(Ordering::Relaxed),
+            1,
+            "the job addressed to worker 1 ran before it exited"
+        );
     });
 }

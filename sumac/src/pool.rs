@@ -651,8 +651,10 @@ impl Error for ThreadPoolBuildError {
 
 /// A pool of worker threads scheduled by heartbeats.
 ///
-/// Dropping the pool lets queued and running work finish, then joins the threads (when
-/// dropped from one of its own workers, the threads are detached instead).
+/// Dropping the pool lets queued and running work finish, including spawned jobs and
+/// whatever they queue while they run (a `spawn_broadcast` from a spawned job still
+/// reaches every worker), then joins the threads (when dropped from one of its own
+/// workers, the threads are detached instead).
 ///
 /// ```
 /// let pool = sumac::ThreadPoolBuilder::new().num_threads(2).build().unwrap();

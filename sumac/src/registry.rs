@@ -124,6 +124,16 @@ pub(crate) struct Registry {
     /// [`ThreadBuilder`]s handed out and not yet dropped: workers that have not yet
     /// returned (or never will start); dropping the pool waits for zero.
     unfinished_workers: FinishCount,
+    /// One for the pool itself until [`terminate`](Self::terminate), plus one for each
+    /// spawned job (`spawn`, `spawn_fifo`, `spawn_broadcast`) not yet finished. The
+    /// workers exit only once it is zero: a spawned job still running after the pool was
+    /// dropped may queue work, or address a (`spawn_`)`broadcast` job to every worker.
+    /// Whoever takes it to zero wakes every worker. Counting the pool itself (as Rayon's
+    /// terminate count does) means one variable decides, with no second flag to read
+    /// in the right order.
+    live_spawns: CachePadded<AtomicUsize>,
+    /// Worker 0 is a thread registered by `use_current_thread` (it runs no worker loop).
+    worker_zero_registered: bool,
 }
 
 thread_local! {
@@ -194,6 +204,8 @@ impl Registry {
             exit_handler: config.exit_handler,
             threads: Mutex::new(Vec::with_capacity(num_threads + 1)),
             unfinished_workers: FinishCount::new(),
+            live_spawns: CachePadded::new(AtomicUsize::new(1)),
+            worker_zero_registered: config.use_current_thread,
         });
         let mut thread_name = config.thread_name;
         let mut handles = Vec::with_capacity(num_threads + 1);
@@ -374,9 +386,49 @@ impl Registry {
         }
     }
 
-    /// Asks the workers to exit once all queued work is done.
+    /// A spawned job is about to be queued (for worker `index` only, if given); its
+    /// worker calls [`spawn_finished`](Self::spawn_finished) after it ran. Returns whether
+    /// it was counted: a job addressed to a thread registered by `use_current_thread`
+    /// is not, since it never runs if the pool is dropped on another thread, and the
+    /// other workers must not wait for it then.
+    pub(crate) fn spawn_started(&self, index: Option<usize>) -> bool {
+        if index == Some(0) && self.worker_zero_registered {
+            return false;
+        }
+        // Usually the caller holds a unit already (through the pool, or as a running
+        // spawned job), so the count is not zero; it is when an exit handler spawns, and
+        // then only workers that have not exited yet can run the job (see `worker_main`).
+        self.live_spawns.fetch_add(1, Ordering::Relaxed);
+        true
+    }
+
+    /// A counted spawned job finished.
+    pub(crate) fn spawn_finished(&self) {
+        self.release_live_unit();
+    }
+
+    /// Gives back one unit of [`live_spawns`](Self::live_spawns); the last one lets the
+    /// workers exit: wake them all (their wait re-checks the count under the queue lock,
+    /// which `wake_all` takes after the decrement, so none can miss it).
+    fn release_live_unit(&self) {
+        if self.live_spawns.fetch_sub(1, Ordering::AcqRel) == 1 {
+            self.queue.wake_all();
+        }
+    }
+
+    /// Whether the workers may exit as far as spawned jobs go: the pool was dropped and
+    /// every spawned job finished.
+    fn spawns_finished(&self) -> bool {
+        self.live_spawns.load(Ordering::Acquire) == 0
+    }
+
+    /// Asks the workers to exit once all queued work and every spawned job is done.
+    /// Only the first call counts.
     pub(crate) fn terminate(&self) {
-        self.terminating.store(true, Ordering::SeqCst);
+        if self.terminating.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        self.release_live_unit();
         self.queue.wake_all();
         self.heartbeat_park.notify();
     }
@@ -603,12 +655,24 @@ pub(crate) fn worker_main(registry: Arc<Registry>, index: usize) {
     let registry = &worker.registry;
     registry.call_thread_handler(registry.start_handler.as_deref(), index);
     worker.wait_until(|| {
-        registry.is_terminating()
+        registry.spawns_finished()
             && worker.jobs.is_empty()
             && registry.queue.queued() == 0
             && registry.queue.addressed(index) == 0
     });
     registry.call_thread_handler(registry.exit_handler.as_deref(), index);
+    // Jobs the exit handler spawned on this list: hand them to the workers still running
+    // (nobody else may look at this list, and they would wait for these jobs forever).
+    let leftover: Vec<JobRef> = std::iter::from_fn(|| worker.jobs.pop_oldest().map(JobRef))
+        .inspect(|job| {
+            // SAFETY: a job on our list is live; we own it (a heap job: every fork the
+            // handler made was joined before it returned).
+            unsafe { job.header() }.set_owner(&registry.queue, index);
+        })
+        .collect();
+    if !leftover.is_empty() {
+        registry.queue.push(leftover);
+    }
     WORKER_THREAD.with(|current| current.set(ptr::null()));
     drop(fork_count);
 }

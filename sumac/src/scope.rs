@@ -140,7 +140,11 @@ where
                 this.scope().record_panic(payload);
             }
             // The body may borrow from the scope's caller: drop it while that is alive.
-            drop(body);
+            // Its destructor (run here if this is the last reference) may panic: that
+            // panic belongs to the scope, it must not unwind the worker.
+            if let Err(payload) = panic::catch_unwind(AssertUnwindSafe(move || drop(body))) {
+                this.scope().record_panic(payload);
+            }
             let scope: *const Scope<'scope> = this.scope();
             // SAFETY: `scope` is live, and `job_finished` does not touch it after the
             // decrement that may free it.
@@ -231,9 +235,24 @@ impl<'scope> Scope<'scope> {
     }
 
     fn record_panic(&self, payload: PanicPayload) {
-        let mut slot = self.panic.lock().unwrap_or_else(PoisonError::into_inner);
-        if slot.is_none() {
-            *slot = Some(payload);
+        let surplus = {
+            let mut slot = self.panic.lock().unwrap_or_else(PoisonError::into_inner);
+            match *slot {
+                None => {
+                    *slot = Some(payload);
+                    None
+                }
+                Some(_) => Some(payload),
+            }
+        };
+        if let Some(payload) = surplus {
+            // A payload's destructor may panic too. Keep that inside the job: a panic that
+            // escapes a job unwinds its worker, maybe through a join whose frame another
+            // worker still uses, and skips the job's count in the scope. Its own payload
+            // is leaked rather than dropped (that drop could panic again).
+            if let Err(nested) = panic::catch_unwind(AssertUnwindSafe(move || drop(payload))) {
+                std::mem::forget(nested);
+            }
         }
     }
 

@@ -77,12 +77,16 @@ pub(crate) fn spawn_in<F>(registry: &Arc<Registry>, func: F, fifo: bool)
 where
     F: FnOnce() + Send + 'static,
 {
+    registry.spawn_started(None);
     let job = HeapJob::into_job_ref(move || {
-        if let Err(payload) = panic::catch_unwind(AssertUnwindSafe(func)) {
-            // SAFETY: heap jobs only run on workers, whose thread-local pointer is set.
-            let worker = unsafe { &*WorkerThread::current() };
+        let result = panic::catch_unwind(AssertUnwindSafe(func));
+        // SAFETY: heap jobs only run on workers of the pool they were pushed to, whose
+        // thread-local pointer is set.
+        let worker = unsafe { &*WorkerThread::current() };
+        if let Err(payload) = result {
             worker.registry().handle_panic(payload);
         }
+        worker.registry().spawn_finished();
     });
     if fifo {
         registry.queue.push([job]);
