@@ -760,6 +760,10 @@ proptest! {
                 seq.iter().skip(k).take(k / 2 + 1).copied().collect::<Vec<_>>());
             prop_assert_eq!((lo..hi).into_par_iter().enumerate().filter(|(i, _)| i % 5 == 1).collect::<Vec<_>>(),
                 seq.iter().copied().enumerate().filter(|(i, _)| i % 5 == 1).collect::<Vec<_>>());
+            prop_assert_eq!((lo..hi).into_par_iter().step_by(k % 7 + 1).collect::<Vec<char>>(),
+                seq.iter().step_by(k % 7 + 1).copied().collect::<Vec<_>>());
+            prop_assert_eq!((lo..hi).into_par_iter().rev().step_by(k % 5 + 1).collect::<Vec<char>>(),
+                seq.iter().rev().step_by(k % 5 + 1).copied().collect::<Vec<_>>());
             prop_assert_eq!((lo..hi).into_par_iter().map(u32::from).map(u64::from).sum::<u64>(),
                 seq.iter().map(|&c| u64::from(u32::from(c))).sum::<u64>());
             let seq_inclusive: Vec<char> = (lo..=hi).collect();

@@ -110,6 +110,10 @@ where
             len -= n;
             consumer = later;
         }
+        // The blocks not run are dropped before the result is returned: if one of their
+        // drops panics, `result` is then dropped while unwinding, whereas a return value
+        // already made would leak (rust-lang/rust#47949).
+        drop(producer);
         match result {
             Some((result, _)) => result,
             None => consumer.into_folder().complete(),

@@ -105,6 +105,11 @@ impl Iterator for CharSeq {
     fn size_hint(&self) -> (usize, Option<usize>) {
         self.indices.size_hint()
     }
+    /// In constant time (`step_by` and `skip` go through it).
+    #[inline]
+    fn nth(&mut self, n: usize) -> Option<char> {
+        self.indices.nth(n).map(char_at)
+    }
     #[inline]
     fn fold<B, F: FnMut(B, char) -> B>(self, init: B, mut f: F) -> B {
         self.indices.fold(init, move |acc, i| f(acc, char_at(i)))
@@ -115,6 +120,10 @@ impl DoubleEndedIterator for CharSeq {
     #[inline]
     fn next_back(&mut self) -> Option<char> {
         self.indices.next_back().map(char_at)
+    }
+    #[inline]
+    fn nth_back(&mut self, n: usize) -> Option<char> {
+        self.indices.nth_back(n).map(char_at)
     }
 }
 

@@ -545,6 +545,8 @@ where
     C: Consumer<P::Item>,
 {
     if consumer.full() {
+        // Drop the items first (see `drive_blocks`).
+        drop(producer);
         return consumer.into_folder().complete();
     }
     producer.fold_with(consumer.into_folder()).complete()
@@ -611,6 +613,8 @@ where
         return split_join(producer, len, consumer, block, false);
     }
     if consumer.full() || len == 0 {
+        // Drop the items first (see `drive_blocks`).
+        drop(producer);
         return consumer.into_folder().complete();
     }
     // `DETACHES` is a constant: only one of the two loops is compiled in for a consumer.
@@ -807,6 +811,11 @@ where
         len -= n;
         folded = folded.fold_block(head, n, len == 0);
         if len == 0 || folded.full() {
+            // The items not reached are dropped before the result is made: if one of
+            // their drops panics, `folded` (the items found so far) is then dropped while
+            // unwinding, whereas a return value already made would leak
+            // (rust-lang/rust#47949).
+            drop(producer);
             return folded.complete();
         }
         let now = clock::ticks();

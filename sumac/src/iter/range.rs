@@ -120,6 +120,13 @@ impl<T: RangeInteger> Iterator for RangeSeq<T> {
     fn size_hint(&self) -> (usize, Option<usize>) {
         self.offsets.size_hint()
     }
+    /// In constant time (`step_by` skips through `nth`: without it, `step_by(k)` walked
+    /// every skipped integer, and `(0..usize::MAX).into_par_iter().step_by(usize::MAX)`
+    /// never finished).
+    #[inline]
+    fn nth(&mut self, n: usize) -> Option<T> {
+        self.offsets.nth(n).map(|i| self.start.add_usize(i))
+    }
     #[inline]
     fn fold<B, F: FnMut(B, T) -> B>(self, init: B, mut f: F) -> B {
         let start = self.start;
@@ -132,6 +139,10 @@ impl<T: RangeInteger> DoubleEndedIterator for RangeSeq<T> {
     #[inline]
     fn next_back(&mut self) -> Option<T> {
         self.offsets.next_back().map(|i| self.start.add_usize(i))
+    }
+    #[inline]
+    fn nth_back(&mut self, n: usize) -> Option<T> {
+        self.offsets.nth_back(n).map(|i| self.start.add_usize(i))
     }
 }
 

@@ -502,7 +502,9 @@ impl<'data, T: Sync> Producer for WindowsProducer<'data, T> {
         self.slice.windows(self.size)
     }
     fn split_at(self, index: usize) -> (Self, Self) {
-        let left_end = (index + self.size - 1).min(self.slice.len());
+        // `index + (size - 1)`: `index + size` alone may overflow when the last window
+        // ends at `usize::MAX` (a slice of zero-sized items).
+        let left_end = index.saturating_add(self.size - 1).min(self.slice.len());
         let right_start = index.min(self.slice.len());
         (
             WindowsProducer {

@@ -2,8 +2,8 @@
 //! parallel (the longer run is split at its middle, the other by binary search), with
 //! the standard library's stable `sort_by` for small pieces. Short merges run
 //! sequentially as a bidirectional merge (smallest to the front and largest to the back in
-//! the same step), checked for crossing ends so that a comparator that is not a total
-//! order still leaves each element exactly once.
+//! the same step) whose ends never touch an element the other end took, so that a
+//! comparator that is not a total order still leaves each element exactly once.
 //!
 //! The sorted halves are produced in the other array (slice or scratch buffer) than the
 //! one their merge writes to, so no level copies its input before merging ("ping-pong").
@@ -284,10 +284,13 @@ unsafe fn merge<T, F>(
 /// The bidirectional part runs two independent branchless merges per step, one taking
 /// the smallest remaining element to the front of `dest` and one the largest to its back,
 /// so the two dependency chains overlap (about twice the speed of a forward merge on
-/// random keys). It makes `min(left_len, right_len)` steps, which keeps every read inside
-/// the runs whatever the comparator answers. With a total order the two ends never take
-/// the same element; if an inconsistent comparator made them cross, the prefix is thrown
-/// away and the whole merge redone forwards, which always writes each element once.
+/// random keys). Each end only ever reads (and hands to `compare`) elements that neither
+/// end has taken yet: it stops as soon as one run has nothing left between the two ends,
+/// whatever the comparator answers. So every element is copied to `dest` exactly once, and
+/// is copied only after its last comparison: a mutation the comparator makes through
+/// interior mutability always reaches the copy (the standard library's guarantee; a
+/// stale copy of an element whose owned memory the comparator replaced would be a double
+/// free).
 ///
 /// # Safety
 /// As for [`merge`].
@@ -301,44 +304,42 @@ unsafe fn merge_sequential<T, F>(
 ) where
     F: Fn(&T, &T) -> Ordering,
 {
-    let steps = left_len.min(right_len);
-    // Front cursors (next unread) and back cursors (one past the last unread).
+    // Front cursors (next untaken) and back cursors (one past the last untaken): the
+    // untaken elements are `left[i..i_end]` and `right[j..j_end]`; the front has written
+    // `dest[..i + j]` and the back `dest[i_end + j_end..]`.
     let (mut i, mut j) = (0, 0);
     let (mut i_end, mut j_end) = (left_len, right_len);
-    let len = left_len + right_len;
-    // SAFETY: after `t < steps` steps each end has taken `t` elements, so the front reads
-    // `left[i]`, `right[j]` with `i, j <= t < steps <= left_len, right_len`, and the back
-    // reads `left[i_end - 1]`, `right[j_end - 1]` with `i_end >= left_len - t >= 1` and
-    // `j_end >= right_len - t >= 1`; the front writes `dest[t]` and the back writes
-    // `dest[len - 1 - t]`, both below `len`. All of `dest` is room the caller gave us, and
-    // the references passed to `compare` point at initialised elements no other task
-    // accesses.
+    // SAFETY: each step runs only while `i < i_end` and `j < j_end`, so the front reads
+    // `left[i]`, `right[j]` and the back `left[i_end - 1]`, `right[j_end - 1]`, all within
+    // the runs and not taken yet; each step takes exactly one of the two elements it read
+    // and moves its cursor past it, so the front writes `dest[i + j]` and the back
+    // `dest[i_end + j_end - 1]`, slots not written yet, below `left_len + right_len`.
+    // All of `dest` is room the caller gave us, and the references passed to `compare`
+    // point at initialised elements no other task accesses.
     unsafe {
-        for t in 0..steps {
+        while i < i_end && j < j_end {
             let (a, b) = (left.0.add(i), right.0.add(j));
             let take_right = compare(&*b, &*a) == Ordering::Less;
-            ptr::copy_nonoverlapping(if take_right { b } else { a }, dest.0.add(t), 1);
+            ptr::copy_nonoverlapping(if take_right { b } else { a }, dest.0.add(i + j), 1);
             j += usize::from(take_right);
             i += usize::from(!take_right);
+            if i == i_end || j == j_end {
+                break;
+            }
 
             let (a, b) = (left.0.add(i_end - 1), right.0.add(j_end - 1));
             // On ties the right element goes last (stability).
             let take_left = compare(&*b, &*a) == Ordering::Less;
-            ptr::copy_nonoverlapping(if take_left { a } else { b }, dest.0.add(len - 1 - t), 1);
+            let back = dest.0.add(i_end + j_end - 1);
+            ptr::copy_nonoverlapping(if take_left { a } else { b }, back, 1);
             i_end -= usize::from(take_left);
             j_end -= usize::from(!take_left);
         }
     }
-    if i > i_end || j > j_end {
-        // The comparator is not a total order: both ends took some element.
-        // SAFETY: forwarded from the caller.
-        unsafe { merge_forward(left, 0, left_len, right, 0, right_len, dest, compare) };
-        return;
-    }
     // SAFETY: the middle parts `left[i..i_end]` and `right[j..j_end]` are what neither end
-    // took, and `dest[steps..len - steps]` is room for exactly those elements.
+    // took, and `dest[i + j..i_end + j_end]` is room for exactly those elements.
     unsafe {
-        merge_forward(left, i, i_end, right, j, j_end, dest.add(steps), compare);
+        merge_forward(left, i, i_end, right, j, j_end, dest.add(i + j), compare);
     }
 }
 
