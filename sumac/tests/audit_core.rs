@@ -52,6 +52,27 @@ fn finishes<R: Send + 'static>(what: &str, f: impl FnOnce() -> R + Send + 'stati
     }
 }
 
+/// A pool of two workers, shareable with a thread that [`finishes`] watches.
+fn two_worker_pool() -> Arc<sumac::ThreadPool> {
+    Arc::new(
+        sumac::ThreadPoolBuilder::new()
+            .num_threads(2)
+            .build()
+            .unwrap(),
+    )
+}
+
+/// Checks that both workers of a 2-worker pool are alive and serve it: a broadcast
+/// reaches each of them (a worker killed by an escaping panic would hang it).
+fn assert_both_workers_serve(pool: Arc<sumac::ThreadPool>) {
+    assert_eq!(
+        finishes("a broadcast afterwards", move || pool
+            .broadcast(|ctx| ctx.index())),
+        [0, 1],
+        "a worker died"
+    );
+}
+
 /// A 2-worker pool whose exit handler reports each exiting worker's index on the
 /// returned channel.
 fn pool_reporting_exits() -> (sumac::ThreadPool, mpsc::Receiver<usize>) {
@@ -218,12 +239,7 @@ fn a_panicking_destructor_in_a_job_run_at_a_join_does_not_unwind_the_join() {
 /// dropped in a job): the scope must complete and re-raise that panic.
 #[test]
 fn scope_spawn_broadcast_closure_whose_destructor_panics_is_reraised() {
-    let pool = Arc::new(
-        sumac::ThreadPoolBuilder::new()
-            .num_threads(2)
-            .build()
-            .unwrap(),
-    );
+    let pool = two_worker_pool();
     let in_pool = Arc::clone(&pool);
     let outcome = finishes("the scope", move || {
         let armed = Arc::new(AtomicBool::new(true));
@@ -245,12 +261,7 @@ fn scope_spawn_broadcast_closure_whose_destructor_panics_is_reraised() {
         result.map_err(|payload| message(&*payload))
     });
     assert_eq!(outcome, Err("bomb destructor".to_owned()));
-    // Both workers still serve the pool.
-    assert_eq!(
-        finishes("a broadcast after the scope", move || pool
-            .broadcast(|ctx| ctx.index())),
-        [0, 1]
-    );
+    assert_both_workers_serve(pool);
 }
 
 /// `ThreadPool::spawn_broadcast` whose closure's destructor panics: the panic goes to
@@ -291,12 +302,7 @@ fn spawn_broadcast_closure_whose_destructor_panics_goes_to_the_handler() {
         "the destructor's panic did not reach the panic handler"
     );
     assert_eq!(ran.load(Ordering::SeqCst), 2);
-    assert_eq!(
-        finishes("a broadcast afterwards", move || pool
-            .broadcast(|ctx| ctx.index())),
-        [0, 1],
-        "a worker died"
-    );
+    assert_both_workers_serve(pool);
 }
 
 /// Two spawned jobs of a scope panic with payloads whose destructor panics: the scope
@@ -304,12 +310,7 @@ fn spawn_broadcast_closure_whose_destructor_panics_goes_to_the_handler() {
 /// must not escape the job; the scope completes and re-raises the first payload.
 #[test]
 fn a_second_scope_panic_whose_payload_destructor_panics_is_contained() {
-    let pool = Arc::new(
-        sumac::ThreadPoolBuilder::new()
-            .num_threads(2)
-            .build()
-            .unwrap(),
-    );
+    let pool = two_worker_pool();
     let in_pool = Arc::clone(&pool);
     let outcome = finishes("the scope", move || {
         let armed = Arc::new(AtomicBool::new(true));
@@ -331,11 +332,7 @@ fn a_second_scope_panic_whose_payload_destructor_panics_is_contained() {
         }
     });
     assert_eq!(outcome, Ok((true, false)));
-    assert_eq!(
-        finishes("a broadcast after the scope", move || pool
-            .broadcast(|ctx| ctx.index())),
-        [0, 1]
-    );
+    assert_both_workers_serve(pool);
 }
 
 /// Exit handlers that spawn jobs (onto their exiting worker's list) do not keep the
