@@ -73,7 +73,12 @@ impl<P> FindConsumer<'_, P> {
         match self.mode {
             Mode::Any => best != usize::MAX,
             Mode::First => best < self.start,
-            Mode::Last => self.positional && best > self.end,
+            // A piece that starts after this one's start comes after it. (Comparing
+            // with this piece's end instead is wrong for empty pieces: every piece
+            // `split_off_left` or a clamped `split_at` makes at one position covers the
+            // same empty range, so one of them with a match stopped the later ones, and
+            // itself after its first match.)
+            Mode::Last => self.positional && best > self.start.saturating_add(1),
         }
     }
 
