@@ -270,7 +270,8 @@ impl PoolState {
 /// The pool state the workers share.
 type Terminating = Arc<PoolState>;
 
-/// Mirrors `worker_main` for worker `index` (whose own list starts and stays empty).
+/// Mirrors `worker_main` for worker `index` (whose own list starts and stays empty; no
+/// exit handler, so the loop that runs what one queued finds nothing).
 fn worker_main(queue: &SharedQueue, index: usize, pool: &PoolState) {
     let jobs = JobList::new();
     wait_until(queue, index, &jobs, || {
@@ -292,9 +293,24 @@ fn terminate(queue: &SharedQueue, pool: &PoolState) {
     queue.wake_all();
 }
 
-/// Mirrors `Registry::spawn_started`.
-fn spawn_started(pool: &PoolState) {
-    pool.live_spawns.fetch_add(1, Ordering::Relaxed);
+/// Mirrors `Registry::spawn_started` (for a job not addressed to a registered worker
+/// 0): counts the job unless the count is zero already, and says whether it did.
+fn spawn_started(pool: &PoolState) -> bool {
+    let mut count = pool.live_spawns.load(Ordering::Relaxed);
+    loop {
+        if count == 0 {
+            return false;
+        }
+        match pool.live_spawns.compare_exchange_weak(
+            count,
+            count + 1,
+            Ordering::Relaxed,
+            Ordering::Relaxed,
+        ) {
+            Ok(_) => return true,
+            Err(actual) => count = actual,
+        }
+    }
 }
 
 /// Mirrors `Registry::release_live_unit` (`spawn_finished` calls it).
@@ -780,12 +796,12 @@ fn loom_pool_drop_waits_for_a_running_spawned_job() {
             spawn_worker(&queue, 1, &pool),
         ];
         let runs = Arc::new(AtomicUsize::new(0));
-        spawn_started(&pool);
+        assert!(spawn_started(&pool), "the pool holds a unit");
         let job = {
             let (queue_in_job, pool_in_job) = (Arc::clone(&queue), Arc::clone(&pool));
             let runs = Arc::clone(&runs);
             HeapJob::into_job_ref(move || {
-                spawn_started(&pool_in_job);
+                assert!(spawn_started(&pool_in_job), "the running job holds a unit");
                 let addressed = {
                     let (queue, pool) = (Arc::clone(&queue_in_job), Arc::clone(&pool_in_job));
                     HeapJob::into_job_ref(move || {

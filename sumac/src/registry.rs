@@ -132,8 +132,12 @@ pub(crate) struct Registry {
     /// terminate count does) means one variable decides, with no second flag to read
     /// in the right order.
     live_spawns: CachePadded<AtomicUsize>,
-    /// Worker 0 is a thread registered by `use_current_thread` (it runs no worker loop).
-    worker_zero_registered: bool,
+    /// Per worker: whether jobs addressed to it are left out of `live_spawns`, because
+    /// it may never run them. Set from the start for a worker 0 registered by
+    /// `use_current_thread` (it runs no worker loop, and never runs them if the pool is
+    /// dropped on another thread), and for a worker whose `ThreadBuilder` was dropped
+    /// without running.
+    inbox_uncounted: Box<[AtomicBool]>,
 }
 
 thread_local! {
@@ -205,7 +209,9 @@ impl Registry {
             threads: Mutex::new(Vec::with_capacity(num_threads + 1)),
             unfinished_workers: FinishCount::new(),
             live_spawns: CachePadded::new(AtomicUsize::new(1)),
-            worker_zero_registered: config.use_current_thread,
+            inbox_uncounted: (0..num_threads)
+                .map(|index| AtomicBool::new(index == 0 && config.use_current_thread))
+                .collect(),
         });
         let mut thread_name = config.thread_name;
         let mut handles = Vec::with_capacity(num_threads + 1);
@@ -386,20 +392,35 @@ impl Registry {
         }
     }
 
-    /// A spawned job is about to be queued (for worker `index` only, if given); its
-    /// worker calls [`spawn_finished`](Self::spawn_finished) after it ran. Returns whether
-    /// it was counted: a job addressed to a thread registered by `use_current_thread`
-    /// is not, since it never runs if the pool is dropped on another thread, and the
-    /// other workers must not wait for it then.
+    /// A spawned job is about to be queued (for worker `index` only, if given); if it
+    /// was counted, its worker calls [`spawn_finished`](Self::spawn_finished) after it
+    /// ran. Returns whether it was counted: a job addressed to a worker that may never
+    /// run it is not (see `inbox_uncounted`: the other workers must not wait for it);
+    /// nor is a job spawned once the count reached zero (by an exit handler).
     pub(crate) fn spawn_started(&self, index: Option<usize>) -> bool {
-        if index == Some(0) && self.worker_zero_registered {
+        if index.is_some_and(|index| self.inbox_uncounted[index].load(Ordering::Relaxed)) {
             return false;
         }
         // Usually the caller holds a unit already (through the pool, or as a running
-        // spawned job), so the count is not zero; it is when an exit handler spawns, and
-        // then only workers that have not exited yet can run the job (see `worker_main`).
-        self.live_spawns.fetch_add(1, Ordering::Relaxed);
-        true
+        // spawned job), so the count is not zero. It is when an exit handler spawns:
+        // then some workers may have exited already, and a job addressed to one of them
+        // never runs, so the workers still running must not wait for it. Zero stays
+        // zero; the exiting worker runs what its handler queued (see `worker_main`).
+        let mut count = self.live_spawns.load(Ordering::Relaxed);
+        loop {
+            if count == 0 {
+                return false;
+            }
+            match self.live_spawns.compare_exchange_weak(
+                count,
+                count + 1,
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => return true,
+                Err(actual) => count = actual,
+            }
+        }
     }
 
     /// A counted spawned job finished.
@@ -458,6 +479,16 @@ impl Registry {
     }
 
     /// A [`ThreadBuilder`] was dropped: its worker returned, or never ran.
+    /// Worker `index` will never run: its `ThreadBuilder` was dropped unused. Jobs
+    /// addressed to it from now on are not counted in `live_spawns` (they could never
+    /// finish, and the other workers would wait for them forever). A spawn handler drops
+    /// its builder while the pool is built, before anyone can address a job to it; a
+    /// builder kept and dropped later leaves any job counted before that to hang the
+    /// pool's drop.
+    pub(crate) fn worker_never_runs(&self, index: usize) {
+        self.inbox_uncounted[index].store(true, Ordering::Relaxed);
+    }
+
     pub(crate) fn worker_finished(&self) {
         self.unfinished_workers.finish();
     }
@@ -661,18 +692,12 @@ pub(crate) fn worker_main(registry: Arc<Registry>, index: usize) {
             && registry.queue.addressed(index) == 0
     });
     registry.call_thread_handler(registry.exit_handler.as_deref(), index);
-    // Jobs the exit handler spawned on this list: hand them to the workers still running
-    // (nobody else may look at this list, and they would wait for these jobs forever).
-    let leftover: Vec<JobRef> = std::iter::from_fn(|| worker.jobs.pop_oldest().map(JobRef))
-        .inspect(|job| {
-            // SAFETY: a job on our list is live; we own it (a heap job: every fork the
-            // handler made was joined before it returned).
-            unsafe { job.header() }.set_owner(&registry.queue, index);
-        })
-        .collect();
-    if !leftover.is_empty() {
-        registry.queue.push(leftover);
-    }
+    // Jobs the exit handler spawned (on this list, or with `spawn_fifo` in the shared
+    // queue): run them here, with whatever they queue in turn. Handing them to the
+    // workers still running is not enough: there may be none left (a one-worker pool,
+    // or the last worker to exit), and the jobs would be lost. Nobody else queues work
+    // now without also running this loop, so whoever exits last empties the queue.
+    while worker.run_pending_job(true) {}
     WORKER_THREAD.with(|current| current.set(ptr::null()));
     drop(fork_count);
 }
@@ -730,10 +755,12 @@ fn registered_worker() -> *mut WorkerThread {
 }
 
 /// Ends the calling thread's registration as worker 0 of `registry`, if it has one (the
-/// pool is being dropped, or failed to build). Runs the jobs left for worker 0 first: its
-/// inbox, and queued jobs (helping the other workers empty the queue; in a one-worker
-/// pool nobody else would run them).
+/// pool is being dropped, or failed to build: it was terminated). First acts as worker 0
+/// as long as the other workers stay: runs its inbox and queued jobs (helping the other
+/// workers empty the queue; in a one-worker pool nobody else would run them) until
+/// every spawned job finished.
 pub(crate) fn unregister_current_thread(registry: &Registry) {
+    debug_assert!(registry.is_terminating(), "unregistering from a live pool");
     let worker = registered_worker();
     if worker.is_null() || !WorkerThread::current().is_null() {
         return;
@@ -744,7 +771,17 @@ pub(crate) fn unregister_current_thread(registry: &Registry) {
     }
     // SAFETY: as above; the thread is not active.
     let registered = unsafe { &*worker };
-    activate(registered, |worker| while worker.run_pending_job(true) {});
+    // Act as worker 0 until the other workers may exit too (the pool was terminated):
+    // a spawned job still running may address a (`spawn_`)`broadcast` job to worker 0,
+    // which nobody else would run (a lost closure, or a `broadcast` that never returns).
+    activate(registered, |worker| {
+        worker.wait_until(|| {
+            registry.spawns_finished()
+                && worker.jobs.is_empty()
+                && registry.queue.queued() == 0
+                && registry.queue.addressed(0) == 0
+        });
+    });
     end_registration(worker);
 }
 

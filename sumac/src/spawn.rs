@@ -77,7 +77,7 @@ pub(crate) fn spawn_in<F>(registry: &Arc<Registry>, func: F, fifo: bool)
 where
     F: FnOnce() + Send + 'static,
 {
-    registry.spawn_started(None);
+    let counted = registry.spawn_started(None);
     let job = HeapJob::into_job_ref(move || {
         let result = panic::catch_unwind(AssertUnwindSafe(func));
         // SAFETY: heap jobs only run on workers of the pool they were pushed to, whose
@@ -86,7 +86,9 @@ where
         if let Err(payload) = result {
             worker.registry().handle_panic(payload);
         }
-        worker.registry().spawn_finished();
+        if counted {
+            worker.registry().spawn_finished();
+        }
     });
     if fifo {
         registry.queue.push([job]);

@@ -68,6 +68,9 @@ pub struct ThreadBuilder {
     index: usize,
     name: String,
     stack_size: Option<usize>,
+    /// Whether [`run`](Self::run) was called; a builder dropped without running tells
+    /// the registry that its worker will never run anything.
+    ran: bool,
 }
 
 impl ThreadBuilder {
@@ -84,6 +87,7 @@ impl ThreadBuilder {
             index,
             name,
             stack_size,
+            ran: false,
         }
     }
 
@@ -136,13 +140,17 @@ impl ThreadBuilder {
     /// returned.sort();
     /// assert_eq!(returned, [0, 1]);
     /// ```
-    pub fn run(self) {
+    pub fn run(mut self) {
+        self.ran = true;
         worker_main(Arc::clone(&self.registry), self.index);
     }
 }
 
 impl Drop for ThreadBuilder {
     fn drop(&mut self) {
+        if !self.ran {
+            self.registry.worker_never_runs(self.index);
+        }
         self.registry.worker_finished();
     }
 }
