@@ -3,16 +3,14 @@
 
 mod common;
 
-use std::any::Any;
+use common::{finishes, panic_message, HANG};
+
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::Duration;
-
-/// How long a test waits before it calls a computation hung.
-const HANG: Duration = Duration::from_secs(60);
 
 /// A value whose destructor panics while `armed` (once: it disarms itself first).
 struct Bomb {
@@ -24,31 +22,6 @@ impl Drop for Bomb {
         if self.armed.swap(false, Ordering::SeqCst) {
             panic!("bomb destructor");
         }
-    }
-}
-
-fn message(payload: &(dyn Any + Send)) -> String {
-    if let Some(s) = payload.downcast_ref::<&str>() {
-        (*s).to_owned()
-    } else if let Some(s) = payload.downcast_ref::<String>() {
-        s.clone()
-    } else if payload.is::<Bomb>() {
-        "<Bomb payload>".to_owned()
-    } else {
-        "<other payload>".to_owned()
-    }
-}
-
-/// Runs `f` on a fresh thread and returns its result, or panics with `what` if it does
-/// not finish within `HANG` (the thread is then left behind, blocked).
-fn finishes<R: Send + 'static>(what: &str, f: impl FnOnce() -> R + Send + 'static) -> R {
-    let (sender, receiver) = mpsc::channel();
-    thread::spawn(move || {
-        let _ = sender.send(f());
-    });
-    match receiver.recv_timeout(HANG) {
-        Ok(result) => result,
-        Err(_) => panic!("{what}: hung"),
     }
 }
 
@@ -224,9 +197,9 @@ fn a_panicking_destructor_in_a_job_run_at_a_join_does_not_unwind_the_join() {
                     Ok(_) => Err("join returned before its second closure finished".to_owned()),
                     Err(payload) if !b_finished.load(Ordering::SeqCst) => Err(format!(
                         "join unwound ({}) while its second closure still ran on its frame",
-                        message(&*payload)
+                        panic_message(&*payload)
                     )),
-                    Err(payload) => Err(format!("join panicked: {}", message(&*payload))),
+                    Err(payload) => Err(format!("join panicked: {}", panic_message(&*payload))),
                 }
             })
         }
@@ -258,7 +231,7 @@ fn scope_spawn_broadcast_closure_whose_destructor_panics_is_reraised() {
                 released.store(true, Ordering::SeqCst);
             })
         }));
-        result.map_err(|payload| message(&*payload))
+        result.map_err(|payload| panic_message(&*payload))
     });
     assert_eq!(outcome, Err("bomb destructor".to_owned()));
     assert_both_workers_serve(pool);
@@ -274,7 +247,7 @@ fn spawn_broadcast_closure_whose_destructor_panics_goes_to_the_handler() {
         sumac::ThreadPoolBuilder::new()
             .num_threads(2)
             .panic_handler(move |payload| {
-                let _ = handled.lock().unwrap().send(message(&*payload));
+                let _ = handled.lock().unwrap().send(panic_message(&*payload));
             })
             .build()
             .unwrap(),

@@ -163,36 +163,27 @@ fn huge_zero_sized_vectors() {
     assert_eq!(c, vec![usize::MAX - 1, usize::MAX - 2]);
 }
 
-/// Runs `f` on a helper thread and returns its result, failing the test (instead of
-/// hanging it) when `f` has not finished after two minutes: a liveness bound for code
-/// that takes microseconds, not a timing assertion.
-fn finishes<R: Send + 'static>(f: impl FnOnce() -> R + Send + 'static) -> R {
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = tx.send(f());
-    });
-    rx.recv_timeout(std::time::Duration::from_secs(120))
-        .expect("did not finish: looped over the items it should skip?")
-}
-
 /// `step_by` skips through the sequential iterator's `nth`; a range's must not walk the
 /// skipped integers (the loop below would then take `usize::MAX` steps).
 #[test]
 fn step_by_skips_over_huge_ranges_in_constant_time() {
-    let out = finishes(|| {
-        pool().install(|| {
-            let r = (0..usize::MAX).into_par_iter();
-            (
-                r.clone().step_by(usize::MAX).collect::<Vec<_>>(),
-                r.clone().step_by(usize::MAX / 2).collect::<Vec<_>>(),
-                r.clone().rev().step_by(usize::MAX / 2).collect::<Vec<_>>(),
-                (i64::MIN..i64::MAX)
-                    .into_par_iter()
-                    .step_by(1 << 62)
-                    .count(),
-            )
-        })
-    });
+    let out = common::finishes(
+        "a step_by over a huge range (walking the items it skips?)",
+        || {
+            pool().install(|| {
+                let r = (0..usize::MAX).into_par_iter();
+                (
+                    r.clone().step_by(usize::MAX).collect::<Vec<_>>(),
+                    r.clone().step_by(usize::MAX / 2).collect::<Vec<_>>(),
+                    r.clone().rev().step_by(usize::MAX / 2).collect::<Vec<_>>(),
+                    (i64::MIN..i64::MAX)
+                        .into_par_iter()
+                        .step_by(1 << 62)
+                        .count(),
+                )
+            })
+        },
+    );
     assert_eq!(out.0, [0]);
     assert_eq!(out.1, [0, usize::MAX / 2, usize::MAX - 1]);
     assert_eq!(out.2, [usize::MAX - 1, usize::MAX - 1 - usize::MAX / 2, 0]);

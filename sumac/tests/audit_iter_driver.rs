@@ -43,16 +43,6 @@ fn silence_own_panics() {
     });
 }
 
-fn message(e: Box<dyn std::any::Any + Send>) -> String {
-    if let Some(s) = e.downcast_ref::<&str>() {
-        s.to_string()
-    } else if let Some(s) = e.downcast_ref::<String>() {
-        s.clone()
-    } else {
-        String::from("<not a string>")
-    }
-}
-
 fn spin(micros: u64) {
     let start = Instant::now();
     while start.elapsed() < Duration::from_micros(micros) {
@@ -179,7 +169,7 @@ fn expect_panic(what: &str, expected: &str, f: impl FnOnce(&common::DropCounter)
     let r = catch_unwind(AssertUnwindSafe(|| f(&counter)));
     match r {
         Ok(()) => panic!("{what}: no panic, expected {expected:?}"),
-        Err(e) => assert_eq!(message(e), expected, "{what}: wrong panic"),
+        Err(e) => assert_eq!(common::panic_message(&*e), expected, "{what}: wrong panic"),
     }
     assert_eq!(
         counter.created(),

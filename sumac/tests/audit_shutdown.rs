@@ -12,23 +12,7 @@ use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use common::{fib, pool_with_heartbeat, DropCounter};
-
-/// How long a test waits before it calls a computation hung.
-const HANG: Duration = Duration::from_secs(60);
-
-/// Runs `f` on a fresh thread and returns its result, or panics with `what` if it does
-/// not finish within `HANG` (the thread is then left behind, blocked).
-fn finishes<R: Send + 'static>(what: &str, f: impl FnOnce() -> R + Send + 'static) -> R {
-    let (sender, receiver) = mpsc::channel();
-    thread::spawn(move || {
-        let _ = sender.send(f());
-    });
-    match receiver.recv_timeout(HANG) {
-        Ok(result) => result,
-        Err(_) => panic!("{what}: hung"),
-    }
-}
+use common::{fib, finishes, pool_with_heartbeat, DropCounter, HANG};
 
 /// Aborts the process unless `done` is sent within `HANG`: for tests whose possible
 /// deadlock would block the test's own thread (a pool dropped on its building thread).

@@ -163,7 +163,7 @@ fn flat_map_collect_with_a_panicking_inner_loop() {
     });
     match r {
         Ok(_) => panic!("the inner panic was lost"),
-        Err(e) => assert_eq!(message(e), "inner boom"),
+        Err(e) => assert_eq!(common::panic_message(&*e), "inner boom"),
     }
     ledger.assert_balanced();
 }
@@ -171,7 +171,7 @@ fn flat_map_collect_with_a_panicking_inner_loop() {
 #[test]
 fn zip_eq_panics_on_different_lengths() {
     let r = quiet(|| (0..3).into_par_iter().zip_eq(0..4).count());
-    assert!(message(r.unwrap_err()).contains("different lengths"));
+    assert!(common::panic_message(&*r.unwrap_err()).contains("different lengths"));
 }
 
 #[test]
@@ -223,16 +223,6 @@ fn successful_collect_keeps_every_item_once() {
     ledger.assert_balanced();
 }
 
-fn message(e: Box<dyn std::any::Any + Send>) -> String {
-    if let Some(s) = e.downcast_ref::<&str>() {
-        s.to_string()
-    } else if let Some(s) = e.downcast_ref::<String>() {
-        s.clone()
-    } else {
-        String::from("?")
-    }
-}
-
 #[test]
 fn panics_propagate() {
     let e = quiet(|| {
@@ -245,7 +235,7 @@ fn panics_propagate() {
         })
     })
     .unwrap_err();
-    assert_eq!(message(e), "for_each panicked");
+    assert_eq!(common::panic_message(&*e), "for_each panicked");
 
     let e = quiet(|| {
         pool().install(|| {
@@ -256,7 +246,7 @@ fn panics_propagate() {
         })
     })
     .unwrap_err();
-    assert_eq!(message(e), "map panicked");
+    assert_eq!(common::panic_message(&*e), "map panicked");
 
     let e = quiet(|| {
         pool().install(|| {
@@ -272,11 +262,11 @@ fn panics_propagate() {
         })
     })
     .unwrap_err();
-    assert_eq!(message(e), "reduce panicked");
+    assert_eq!(common::panic_message(&*e), "reduce panicked");
 
     // From outside any pool too.
     let e = quiet(|| (0..100).into_par_iter().for_each(|_| panic!("outside"))).unwrap_err();
-    assert_eq!(message(e), "outside");
+    assert_eq!(common::panic_message(&*e), "outside");
 
     // The pool is still usable afterwards.
     assert_eq!(

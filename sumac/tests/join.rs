@@ -39,16 +39,6 @@ fn join_borrows_mutably_disjoint_data() {
     assert!(left.iter().all(|&x| x == 1) && right.iter().all(|&x| x == 2));
 }
 
-fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
-    if let Some(s) = payload.downcast_ref::<&str>() {
-        (*s).to_owned()
-    } else if let Some(s) = payload.downcast_ref::<String>() {
-        s.clone()
-    } else {
-        "<unknown>".to_owned()
-    }
-}
-
 #[test]
 fn panic_in_first_closure_still_runs_second() {
     let pool = stress_pool(4);
@@ -57,7 +47,7 @@ fn panic_in_first_closure_still_runs_second() {
         let result = panic::catch_unwind(AssertUnwindSafe(|| {
             pool.install(|| sumac::join(|| panic!("a"), || ran_b.store(true, Ordering::SeqCst)))
         }));
-        assert_eq!(panic_message(result.unwrap_err()), "a");
+        assert_eq!(common::panic_message(&*result.unwrap_err()), "a");
         assert!(
             ran_b.load(Ordering::SeqCst),
             "b must run to completion before join unwinds"
@@ -81,7 +71,7 @@ fn panic_in_second_closure_is_propagated_after_first_finished() {
                 )
             })
         }));
-        assert_eq!(panic_message(result.unwrap_err()), "b");
+        assert_eq!(common::panic_message(&*result.unwrap_err()), "b");
         assert!(ran_a.load(Ordering::SeqCst));
     }
 }
@@ -93,7 +83,7 @@ fn first_closure_panic_wins_when_both_panic() {
         let result = panic::catch_unwind(AssertUnwindSafe(|| {
             pool.install(|| sumac::join(|| panic!("a"), || panic!("b")))
         }));
-        assert_eq!(panic_message(result.unwrap_err()), "a");
+        assert_eq!(common::panic_message(&*result.unwrap_err()), "a");
     }
     assert_eq!(
         pool.install(|| fib(15)),

@@ -114,3 +114,31 @@ pub fn process_thread_count() -> usize {
         .map(|dir| dir.count())
         .unwrap_or(0)
 }
+
+/// How long a test waits before it calls a computation hung (a hang check, not a
+/// timing assertion: nothing that finishes takes anywhere near this long).
+pub const HANG: Duration = Duration::from_secs(60);
+
+/// Runs `f` on a fresh thread and returns its result, or panics with `what` if it does
+/// not finish within [`HANG`] (the thread is then left behind, blocked).
+pub fn finishes<R: Send + 'static>(what: &str, f: impl FnOnce() -> R + Send + 'static) -> R {
+    let (sender, receiver) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = sender.send(f());
+    });
+    match receiver.recv_timeout(HANG) {
+        Ok(result) => result,
+        Err(_) => panic!("{what}: hung"),
+    }
+}
+
+/// The message of a panic payload (`panic!` with a literal or a formatted string).
+pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_owned()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "<not a string>".to_owned()
+    }
+}
