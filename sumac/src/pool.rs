@@ -257,6 +257,10 @@ impl<S> ThreadPoolBuilder<S> {
     /// Without a handler the process aborts (as in Rayon), because nobody could otherwise
     /// observe the panic.
     ///
+    /// # Panics
+    /// If the handler itself panics, the process aborts (as in Rayon): that panic would
+    /// otherwise unwind the worker that ran the job.
+    ///
     /// ```
     /// use std::sync::atomic::{AtomicUsize, Ordering};
     /// use std::sync::Arc;

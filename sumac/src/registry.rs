@@ -478,7 +478,6 @@ impl Registry {
         self.unfinished_workers.add();
     }
 
-    /// A [`ThreadBuilder`] was dropped: its worker returned, or never ran.
     /// Worker `index` will never run: its `ThreadBuilder` was dropped unused. Jobs
     /// addressed to it from now on are not counted in `live_spawns` (they could never
     /// finish, and the other workers would wait for them forever). A spawn handler drops
@@ -489,6 +488,7 @@ impl Registry {
         self.inbox_uncounted[index].store(true, Ordering::Relaxed);
     }
 
+    /// A [`ThreadBuilder`] was dropped: its worker returned, or never ran.
     pub(crate) fn worker_finished(&self) {
         self.unfinished_workers.finish();
     }
