@@ -519,8 +519,9 @@ fn early_exit_consumers_stop_the_loop() {
             let r = (0..N).into_par_iter().map(look).take_any(10).count();
             assert_eq!(r, 10);
             stopped("take_any");
-            // Unindexed sources (whose pieces have no positions, so only `find_any`
-            // stops the pieces after a match; `find_first` only keeps the order).
+            // Unindexed sources: their pieces have no positions, so the search makes
+            // some up (halving a range at each split); `find_first` stops the pieces
+            // after a match too.
             let wide = |&n: &usize| {
                 if n < N / 2 {
                     vec![2 * n + 1, 2 * n + 2]
@@ -545,7 +546,7 @@ fn early_exit_consumers_stop_the_loop() {
             })
             .find(even);
             assert_eq!(r, seq);
-            looked.store(0, Ordering::Relaxed);
+            stopped("walk_tree find_first");
             let r = (0..N).par_bridge().map(look).find_any(|&x| x == 60);
             assert_eq!(r, Some(60));
             stopped("par_bridge find_any");
@@ -557,7 +558,15 @@ fn early_exit_consumers_stop_the_loop() {
             assert_eq!(split().find_any(|&x| x == 70), Some(70));
             stopped("split find_any");
             assert_eq!(split().find_first(|&x| x % 1000 == 70), Some(70));
+            stopped("split find_first");
             assert_eq!(split().find_last(|&x| x % 1000 == 70), Some(N - 930));
+            looked.store(0, Ordering::Relaxed);
+            let r = (0..N)
+                .par_bridge()
+                .map(look)
+                .find_first(|&x| x % 1000 == 60);
+            assert!(matches!(r, Some(x) if x % 1000 == 60));
+            stopped("par_bridge find_first");
         });
     }
 }

@@ -6,11 +6,13 @@
 //! piece that lies entirely after (for `find_first`) or before (for `find_last`) a
 //! piece with a match stops at its next block boundary.
 //!
-//! Iterators whose items have no positions (`par_bridge`, `walk_tree`) have an index
-//! span of 0: all their pieces cover the empty range at 0, so positions cannot tell
-//! which piece comes first. There, `find_last` never stops a piece early (`find_first`
-//! never could, since no piece starts after 0); the answer still comes from the order in
-//! which the pieces' results are reduced.
+//! Iterators whose items have no positions (`par_bridge`, `walk_tree`, `iter::split`)
+//! have an index span of 0. For them the consumer makes positions up, as Rayon does:
+//! the root covers `0..usize::MAX` and every split gives the left piece the lower half
+//! of the range and the right piece the upper half, whatever position the split asks
+//! for (a left piece always holds earlier items, which is all the stopping rule needs).
+//! After 64 nested splits the ranges are empty; pieces with the same start never stop
+//! each other, so the answer is still right, only found later.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -29,7 +31,9 @@ where
     I: ParallelIterator,
     P: Fn(&I::Item) -> bool + Sync,
 {
-    let end = iter.index_span();
+    let span = iter.index_span();
+    let positional = span > 0;
+    let end = if positional { span } else { usize::MAX };
     let best = AtomicUsize::new(match mode {
         Mode::Any | Mode::First => usize::MAX,
         Mode::Last => 0,
@@ -40,7 +44,7 @@ where
         mode,
         start: 0,
         end,
-        positional: end > 0,
+        positional,
     })
 }
 
@@ -52,7 +56,8 @@ struct FindConsumer<'f, P> {
     mode: Mode,
     start: usize,
     end: usize,
-    /// Whether the pieces have positions (a nonzero index span).
+    /// Whether the pieces have positions (a nonzero index span); if not, `start..end`
+    /// is a made-up range, halved at every split.
     positional: bool,
 }
 
@@ -68,6 +73,18 @@ impl<P> FindConsumer<'_, P> {
         }
     }
 
+    /// Where a split `index` items in divides this piece's range: at that position, or,
+    /// for made-up positions, in the middle.
+    fn split_point(&self, index: usize) -> usize {
+        if self.positional {
+            self.start
+                .saturating_add(index)
+                .min(self.end.max(self.start))
+        } else {
+            self.start + (self.end - self.start) / 2
+        }
+    }
+
     fn stop(&self) -> bool {
         let best = self.best.load(Ordering::Relaxed);
         match self.mode {
@@ -78,7 +95,7 @@ impl<P> FindConsumer<'_, P> {
             // `split_off_left` or a clamped `split_at` makes at one position covers the
             // same empty range, so one of them with a match stopped the later ones, and
             // itself after its first match.)
-            Mode::Last => self.positional && best > self.start.saturating_add(1),
+            Mode::Last => best > self.start.saturating_add(1),
         }
     }
 
@@ -122,10 +139,7 @@ where
     type Result = Option<T>;
     const DETACHES: bool = true;
     fn split_at(self, index: usize) -> (Self, Self, FindReducer) {
-        let mid = self
-            .start
-            .saturating_add(index)
-            .min(self.end.max(self.start));
+        let mid = self.split_point(index);
         (
             self.copy_with(self.start, mid),
             self.copy_with(mid, self.end),
@@ -140,8 +154,7 @@ where
     }
     fn detach(folder: Self::Folder, consumed: usize) -> (Option<T>, Self, FindReducer) {
         let c = &folder.consumer;
-        let start = c.start.saturating_add(consumed).min(c.end.max(c.start));
-        let rest = c.copy_with(start, c.end);
+        let rest = c.copy_with(c.split_point(consumed), c.end);
         (folder.item, rest, FindReducer(c.mode))
     }
     fn full(&self) -> bool {
