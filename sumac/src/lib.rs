@@ -63,10 +63,7 @@ pub mod str {
 /// `rayon::vec::IntoIter`) switches by changing the crate name. Each module re-exports
 /// the type from [`iter`]; several of Rayon's distinct types are one sumac type here.
 pub mod vec {
-    pub use crate::iter::vec::{IntoIter, ParallelDrainRange};
-    /// The iterator of [`par_drain`](ParallelDrainRange::par_drain) on a `Vec` (sumac
-    /// drains the range into an owned buffer first).
-    pub type Drain<T> = IntoIter<T>;
+    pub use crate::iter::vec::{Drain, IntoIter, ParallelDrainRange};
 }
 
 /// Rayon's `rayon::array` path: arrays by value run through a `Vec`.

@@ -431,6 +431,41 @@ proptest! {
     }
 
     #[test]
+    fn vec_par_drain_in_place(len in 0usize..400, a in 0usize..420, b in 0usize..420, k in 0usize..50, m in 1usize..9) {
+        let (lo, hi) = (a.min(b).min(len), a.max(b).min(len));
+        let original: Vec<String> = (0..len).map(|i| i.to_string()).collect();
+        on_pool(|| {
+            let mut expected = original.clone();
+            let expected_drained: Vec<String> = expected.drain(lo..hi).collect();
+            let mut v = original.clone();
+            prop_assert_eq!(v.par_drain(lo..hi).collect::<Vec<_>>(), expected_drained.clone());
+            prop_assert_eq!(&v, &expected);
+            let mut v = original.clone();
+            prop_assert_eq!(v.par_drain(lo..hi).rev().collect::<Vec<_>>(),
+                expected_drained.iter().rev().cloned().collect::<Vec<_>>());
+            prop_assert_eq!(&v, &expected);
+            let mut v = original.clone();
+            prop_assert_eq!(v.par_drain(lo..hi).skip(k).take(k + 1).collect::<Vec<_>>(),
+                expected_drained.iter().skip(k).take(k + 1).cloned().collect::<Vec<_>>());
+            prop_assert_eq!(&v, &expected);
+            let mut v = original.clone();
+            prop_assert_eq!(v.par_drain(lo..hi).find_first(|s| s.len() % m == 0 && s.ends_with('7')),
+                expected_drained.iter().find(|s| s.len() % m == 0 && s.ends_with('7')).cloned());
+            prop_assert_eq!(&v, &expected);
+            // Dropped unused: the range's items go, as with `Vec::drain`.
+            let mut v = original.clone();
+            if hi > lo {
+                drop(v.par_drain(lo..=hi - 1));
+            } else {
+                drop(v.par_drain(lo..));
+                expected.truncate(lo);
+            }
+            prop_assert_eq!(&v, &expected);
+            Ok(())
+        })?;
+    }
+
+    #[test]
     fn string_parts(parts in prop::collection::vec(prop::sample::select(vec![
         "a", "bc", "é", "日本", "\u{1F600}", " ", "  ", "\t", "\n", "\r\n", "\r", ",", ",,", "\u{3000}", "x\u{85}y",
     ]), 0..60), m in 2i32..40) {

@@ -65,9 +65,10 @@ pub trait ParallelDrainRange<Idx = usize> {
     type Iter: ParallelIterator<Item = Self::Item>;
     /// The removed items.
     type Item: Send;
-    /// Removes the items in `range` at once (the items after it move down to close the
-    /// gap, as with `Vec::drain`) and returns a parallel iterator that owns them: items
-    /// it does not yield are dropped with it.
+    /// Removes the items in `range` (the items after it move down to close the gap, as
+    /// with `Vec::drain`) and returns a parallel iterator over them: items it does not
+    /// yield are dropped with it. A `Vec` is drained in place, when the iterator runs or
+    /// is dropped (see [`Drain`]); the other collections gather the items first.
     ///
     /// ```
     /// use std::collections::VecDeque;
@@ -94,12 +95,118 @@ pub trait ParallelDrainRange<Idx = usize> {
     fn par_drain<R: std::ops::RangeBounds<Idx>>(self, range: R) -> Self::Iter;
 }
 
-impl<T: Send> ParallelDrainRange<usize> for &mut Vec<T> {
-    type Iter = IntoIter<T>;
+impl<'data, T: Send> ParallelDrainRange<usize> for &'data mut Vec<T> {
+    type Iter = Drain<'data, T>;
     type Item = T;
-    fn par_drain<R: std::ops::RangeBounds<usize>>(self, range: R) -> IntoIter<T> {
-        IntoIter {
-            vec: self.drain(range).collect(),
+    fn par_drain<R: std::ops::RangeBounds<usize>>(self, range: R) -> Drain<'data, T> {
+        let orig_len = self.len();
+        let range = resolve_range(range, orig_len);
+        Drain {
+            vec: self,
+            range,
+            orig_len,
+        }
+    }
+}
+
+/// The bounds of `range` within `0..len`.
+///
+/// # Panics
+/// As `Vec::drain`: if the start is past the end or the end past `len`.
+fn resolve_range(range: impl std::ops::RangeBounds<usize>, len: usize) -> std::ops::Range<usize> {
+    use std::ops::Bound;
+    let start = match range.start_bound() {
+        Bound::Included(&n) => n,
+        Bound::Excluded(&n) => n.checked_add(1).expect("range start overflows usize"),
+        Bound::Unbounded => 0,
+    };
+    let end = match range.end_bound() {
+        Bound::Included(&n) => n.checked_add(1).expect("range end overflows usize"),
+        Bound::Excluded(&n) => n,
+        Bound::Unbounded => len,
+    };
+    assert!(start <= end, "range start {start} is past its end {end}");
+    assert!(
+        end <= len,
+        "range end {end} is past the vector's length {len}"
+    );
+    start..end
+}
+
+/// A parallel iterator that moves the items of a range out of a vector in place
+/// (from [`par_drain`](ParallelDrainRange::par_drain) on a `Vec`), as Rayon's does: the
+/// items move straight from the vector's buffer into the loop, and when the iterator is
+/// done (or dropped unused, or a closure panicked) the items after the range move down
+/// to close the gap.
+///
+/// If the iterator is leaked (`mem::forget`) before it ran, the vector keeps all its
+/// items.
+///
+/// ```
+/// use sumac::prelude::*;
+/// let mut v: Vec<String> = (0..6).map(|i| i.to_string()).collect();
+/// let drain: sumac::vec::Drain<'_, String> = v.par_drain(1..4);
+/// assert_eq!(drain.len(), 3);
+/// assert_eq!(drain.map(|s| s.len()).sum::<usize>(), 3);
+/// assert_eq!(v, ["0", "4", "5"]);
+/// ```
+#[derive(Debug)]
+#[must_use = "parallel iterators are lazy and do nothing unless consumed"]
+pub struct Drain<'data, T: Send> {
+    vec: &'data mut Vec<T>,
+    range: std::ops::Range<usize>,
+    orig_len: usize,
+}
+
+impl<T: Send> ParallelIterator for Drain<'_, T> {
+    type Item = T;
+    fn drive_unindexed<C: UnindexedConsumer<T>>(self, consumer: C) -> C::Result {
+        drive_indexed(self, consumer)
+    }
+    fn opt_len(&self) -> Option<usize> {
+        Some(self.range.len())
+    }
+}
+
+impl<T: Send> IndexedParallelIterator for Drain<'_, T> {
+    fn len(&self) -> usize {
+        self.range.len()
+    }
+    fn with_producer<CB: ProducerCallback<T>>(self, callback: CB) -> CB::Output {
+        let std::ops::Range { start, end } = self.range;
+        // SAFETY: `resolve_range` checked `start <= end <= orig_len == vec.len()`. The
+        // length is set to `start` first, so the vector no longer owns the items from
+        // `start` on: those in the range belong to the producer, which moves each out
+        // or drops it exactly once; those after it are moved down by `Drain::drop`,
+        // which runs when this function returns or unwinds (the producer, which borrows
+        // the range's slots, is gone by then).
+        let items = unsafe {
+            self.vec.set_len(start);
+            std::slice::from_raw_parts_mut(self.vec.as_mut_ptr().add(start), end - start)
+        };
+        callback.callback(DrainProducer { items })
+    }
+}
+
+impl<T: Send> Drop for Drain<'_, T> {
+    fn drop(&mut self) {
+        let std::ops::Range { start, end } = self.range;
+        if self.vec.len() == self.orig_len {
+            // Never run (or an empty range at the end): drop the range's items the way
+            // `Vec::drain` does.
+            self.vec.drain(start..end);
+            return;
+        }
+        debug_assert_eq!(self.vec.len(), start, "the producer owned the range");
+        let tail = self.orig_len - end;
+        // SAFETY: the vector counts only `..start`; the range's slots were emptied by
+        // the producer (every item moved out or dropped), and `end..orig_len` still
+        // holds the tail, which moves down to `start` (`ptr::copy` allows the overlap)
+        // and is counted again.
+        unsafe {
+            let base = self.vec.as_mut_ptr();
+            ptr::copy(base.add(end), base.add(start), tail);
+            self.vec.set_len(start + tail);
         }
     }
 }
