@@ -226,16 +226,8 @@ impl<T: Send> IndexedParallelIterator for IntoIter<T> {
         self.vec.len()
     }
     fn with_producer<CB: ProducerCallback<T>>(mut self, callback: CB) -> CB::Output {
-        let len = self.vec.len();
-        // SAFETY: the length is set to 0 first, so from here on the vector only owns its
-        // buffer: the items belong to the producer, which moves each out or drops it
-        // exactly once. The vector is dropped (freeing the buffer) after the callback
-        // returns or unwinds, and the producer borrows nothing beyond that.
-        let items = unsafe {
-            self.vec.set_len(0);
-            std::slice::from_raw_parts_mut(self.vec.as_mut_ptr(), len)
-        };
-        callback.callback(DrainProducer { items })
+        // Drain every item in place; the vector (now empty) frees its buffer afterwards.
+        self.vec.par_drain(..).with_producer(callback)
     }
 }
 
