@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use crate::job::HeapJob;
 use crate::latch::CountLatch;
-use crate::registry::{self, Registry, WorkerThread};
+use crate::registry::{self, Registry};
 
 /// What an operation run by [`broadcast`] (or [`spawn_broadcast`]) learns about the
 /// worker it runs on.
@@ -177,15 +177,7 @@ where
             // Dropping the last reference runs the closure's destructor, which may panic:
             // that panic must not escape the job and unwind the worker.
             let dropped = panic::catch_unwind(AssertUnwindSafe(move || drop(op)));
-            // SAFETY: heap jobs only run on workers of the pool they were pushed to, whose
-            // thread-local pointer is set.
-            let worker = unsafe { &*WorkerThread::current() };
-            for payload in [ran.err(), dropped.err()].into_iter().flatten() {
-                worker.registry().handle_panic(payload);
-            }
-            if counted {
-                worker.registry().spawn_finished();
-            }
+            registry::finish_spawned_job([ran.err(), dropped.err()].into_iter().flatten(), counted);
         });
         registry.queue.push_to(index, job);
     }

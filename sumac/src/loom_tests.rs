@@ -313,7 +313,7 @@ fn spawn_started(pool: &PoolState) -> bool {
     }
 }
 
-/// Mirrors `Registry::release_live_unit` (`spawn_finished` calls it).
+/// Mirrors `Registry::release_live_unit` (`finish_spawned_job` and `terminate` call it).
 fn release_live_unit(queue: &SharedQueue, pool: &PoolState) {
     if pool.live_spawns.fetch_sub(1, Ordering::AcqRel) == 1 {
         note(format_args!("the last live unit wakes the workers"));

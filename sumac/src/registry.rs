@@ -393,8 +393,8 @@ impl Registry {
     }
 
     /// A spawned job is about to be queued (for worker `index` only, if given); if it
-    /// was counted, its worker calls [`spawn_finished`](Self::spawn_finished) after it
-    /// ran. Returns whether it was counted: a job addressed to a worker that may never
+    /// was counted, its worker gives the unit back after it ran ([`finish_spawned_job`]).
+    /// Returns whether it was counted: a job addressed to a worker that may never
     /// run it is not (see `inbox_uncounted`: the other workers must not wait for it);
     /// nor is a job spawned once the count reached zero (by an exit handler).
     pub(crate) fn spawn_started(&self, index: Option<usize>) -> bool {
@@ -423,15 +423,10 @@ impl Registry {
         }
     }
 
-    /// A counted spawned job finished.
-    pub(crate) fn spawn_finished(&self) {
-        self.release_live_unit();
-    }
-
     /// Gives back one unit of [`live_spawns`](Self::live_spawns); the last one lets the
     /// workers exit: wake them all (their wait re-checks the count under the queue lock,
     /// which `wake_all` takes after the decrement, so none can miss it).
-    fn release_live_unit(&self) {
+    pub(crate) fn release_live_unit(&self) {
         if self.live_spawns.fetch_sub(1, Ordering::AcqRel) == 1 {
             self.queue.wake_all();
         }
@@ -674,6 +669,21 @@ fn pause_until(registry: &Registry, deadline: Option<Instant>) {
                 .wait(guard)
                 .unwrap_or_else(PoisonError::into_inner),
         };
+    }
+}
+
+/// The end of a spawned job (`spawn`, `spawn_fifo`, `spawn_broadcast`), on the worker
+/// that ran it: hands the panics the job caught to the pool's panic handler, then gives
+/// back the job's unit of the live count if [`Registry::spawn_started`] counted it.
+pub(crate) fn finish_spawned_job(panics: impl IntoIterator<Item = PanicPayload>, counted: bool) {
+    // SAFETY: heap jobs only run on workers of the pool they were pushed to, whose
+    // thread-local pointer is set.
+    let registry = unsafe { &*WorkerThread::current() }.registry();
+    for payload in panics {
+        registry.handle_panic(payload);
+    }
+    if counted {
+        registry.release_live_unit();
     }
 }
 

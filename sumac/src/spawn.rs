@@ -4,7 +4,7 @@ use std::panic::{self, AssertUnwindSafe};
 use std::sync::Arc;
 
 use crate::job::HeapJob;
-use crate::registry::{self, Registry, WorkerThread};
+use crate::registry::{self, Registry};
 
 /// Runs `func` some time later, without waiting for it: on the current pool (the pool of
 /// the calling worker, as in Rayon), or on the global pool when called from outside any
@@ -80,15 +80,7 @@ where
     let counted = registry.spawn_started(None);
     let job = HeapJob::into_job_ref(move || {
         let result = panic::catch_unwind(AssertUnwindSafe(func));
-        // SAFETY: heap jobs only run on workers of the pool they were pushed to, whose
-        // thread-local pointer is set.
-        let worker = unsafe { &*WorkerThread::current() };
-        if let Err(payload) = result {
-            worker.registry().handle_panic(payload);
-        }
-        if counted {
-            worker.registry().spawn_finished();
-        }
+        registry::finish_spawned_job(result.err(), counted);
     });
     if fifo {
         registry.queue.push([job]);
