@@ -347,8 +347,8 @@ impl<S> ThreadPoolBuilder<S> {
     /// [`ThreadBuilder::run`] (for example a thread of another library, or one with
     /// special settings). An error it returns makes [`build`](Self::build) fail.
     ///
-    /// The pool still joins its workers when dropped: it waits until every worker
-    /// returned from `run` (a `ThreadBuilder` that is dropped without running counts as
+    /// The pool still joins its workers when dropped (off the workers of any pool): it
+    /// waits until every worker returned from `run` (a `ThreadBuilder` that is dropped without running counts as
     /// returned, but the pool then has a worker that never runs: jobs addressed to it,
     /// such as [`broadcast`](crate::broadcast()) ones, would wait forever). sumac's
     /// heartbeat thread is not a worker and is still started with `std::thread`.
@@ -657,8 +657,10 @@ impl Error for ThreadPoolBuildError {
 ///
 /// Dropping the pool lets queued and running work finish, including spawned jobs and
 /// whatever they queue while they run (a `spawn_broadcast` from a spawned job still
-/// reaches every worker), then joins the threads (when dropped from one of its own
-/// workers, the threads are detached instead).
+/// reaches every worker), then joins the threads. Dropped on a worker of any pool (its
+/// own or another), it does not block that worker: the threads are detached instead,
+/// and exit on their own once that work is done (so two pools dropped on each other's
+/// workers cannot deadlock).
 ///
 /// ```
 /// let pool = sumac::ThreadPoolBuilder::new().num_threads(2).build().unwrap();

@@ -449,14 +449,17 @@ impl Registry {
         self.heartbeat_park.notify();
     }
 
-    /// Joins the pool's threads, unless called from one of them (then they are detached).
+    /// Joins the pool's threads, unless called on a worker of any pool (then they are
+    /// detached, and exit on their own once the live count is 0).
+    ///
+    /// A worker never blocks here: waiting for this pool's workers from one of them
+    /// would wait for itself, and from a worker of another pool it could wait forever,
+    /// for example when two pools are each dropped on a worker of the other (each drop
+    /// would wait for a thread that is itself blocked in the other drop), or when this
+    /// pool's jobs need the other pool's worker that is blocked here.
     pub(crate) fn join_threads(&self) {
-        let current = WorkerThread::current();
-        // SAFETY: a non-null thread-local pointer refers to this thread's live worker.
-        if let Some(worker) = unsafe { current.as_ref() } {
-            if ptr::eq(Arc::as_ptr(&worker.registry), self) {
-                return;
-            }
+        if !WorkerThread::current().is_null() {
+            return;
         }
         let handles =
             std::mem::take(&mut *self.threads.lock().unwrap_or_else(PoisonError::into_inner));

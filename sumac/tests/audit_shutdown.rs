@@ -261,10 +261,8 @@ fn a_pool_dropped_on_its_own_worker_runs_every_pending_spawn_and_its_workers_exi
 /// main thread drops its reference to pool A at once, so A's last reference goes away
 /// in one of the jobs, on a worker of A (threads detached) or of B (that worker waits
 /// for A's workers, which wait for A's spawned jobs), while B's jobs keep spawning
-/// into A. Every job runs exactly once. (B is dropped only once A is gone: a pool
-/// dropped on a worker of another pool blocks that worker until its own workers exit,
-/// so two pools whose last references end up on each other's workers deadlock, a
-/// limitation of joining in the drop, not tested here.)
+/// into A. Every job runs exactly once. (Dropped on any worker, a pool detaches its
+/// threads: see `two_pools_dropped_on_each_others_workers_do_not_deadlock`.)
 #[test]
 fn a_pool_dropped_while_another_pools_jobs_spawn_into_it() {
     fn ping(
@@ -311,6 +309,57 @@ fn a_pool_dropped_while_another_pools_jobs_spawn_into_it() {
             counter.dropped() == 8 * 30
         });
         assert_eq!(counter.created(), 8 * 30);
+    }
+}
+
+/// Each of two one-thread pools holds the last reference to the other and drops it on
+/// its only worker, at the same time. Had a drop joined the other pool's threads, each
+/// worker would wait for the other one, which waits in its own drop: a deadlock. Both
+/// drops must return, and both workers must exit afterwards.
+#[test]
+fn two_pools_dropped_on_each_others_workers_do_not_deadlock() {
+    for _ in 0..20 {
+        let exits = Arc::new(AtomicUsize::new(0));
+        let pool = || {
+            let exits = Arc::clone(&exits);
+            sumac::ThreadPoolBuilder::new()
+                .num_threads(1)
+                .exit_handler(move |_| {
+                    exits.fetch_add(1, Ordering::SeqCst);
+                })
+                .build()
+                .unwrap()
+        };
+        let (a, b) = (pool(), pool());
+        let both_hold_the_other = Arc::new(std::sync::Barrier::new(2));
+        let (dropped, drops) = mpsc::channel::<&'static str>();
+        // The job on A's worker receives B, the job on B's worker receives A; each
+        // waits until both hold their pool, then drops it.
+        let mut handovers = Vec::new();
+        for (here, what) in [
+            (&a, "B dropped on A's worker"),
+            (&b, "A dropped on B's worker"),
+        ] {
+            let (hand_over, receive) = mpsc::channel::<sumac::ThreadPool>();
+            let (hold, dropped) = (Arc::clone(&both_hold_the_other), dropped.clone());
+            here.spawn(move || {
+                let other = receive.recv().expect("the other pool is handed over");
+                hold.wait();
+                drop(other);
+                let _ = dropped.send(what);
+            });
+            handovers.push(hand_over);
+        }
+        handovers[0].send(b).unwrap();
+        handovers[1].send(a).unwrap();
+        for _ in 0..2 {
+            drops
+                .recv_timeout(HANG)
+                .expect("two pools dropped on each other's workers deadlocked");
+        }
+        eventually("the detached workers never exited", || {
+            exits.load(Ordering::SeqCst) == 2
+        });
     }
 }
 
