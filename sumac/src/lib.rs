@@ -85,9 +85,7 @@ pub use crate::iter::{range, range_inclusive, result};
 
 /// Rayon's `rayon::string` path.
 pub mod string {
-    /// The iterator of [`par_drain`](crate::iter::ParallelDrainRange::par_drain) on a
-    /// `String`.
-    pub type Drain = crate::iter::vec::IntoIter<char>;
+    pub use crate::iter::string::Drain;
 }
 
 /// Rayon's `rayon::collections` paths: each standard collection's iterator types. The
@@ -158,7 +156,8 @@ pub mod collections {
         pub type IterMut<'a, T> = super::Gathered<&'a mut T>;
     }
 
-    /// `VecDeque` iterators: the reference iterators chain the deque's two slices.
+    /// `VecDeque` iterators: the reference iterators chain the deque's two slices, and
+    /// `par_drain` drains a range in place.
     pub mod vec_deque {
         /// The iterator over the deque by value.
         pub type IntoIter<T> = super::Gathered<T>;
@@ -167,8 +166,7 @@ pub mod collections {
         /// The iterator over mutable references to the items.
         pub type IterMut<'a, T> =
             super::Chain<super::SliceIterMut<'a, T>, super::SliceIterMut<'a, T>>;
-        /// The iterator of `par_drain`.
-        pub type Drain<T> = super::Gathered<T>;
+        pub use crate::iter::vec_deque::Drain;
     }
 }
 

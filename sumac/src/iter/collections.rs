@@ -1,7 +1,8 @@
 //! Parallel iterators over the standard collections: `HashMap`, `HashSet`, `BTreeMap`,
 //! `BTreeSet`, `BinaryHeap`, `LinkedList` and `VecDeque`, by value, by reference and
-//! (where the collection allows it) by mutable reference; and `par_drain` on them and on
-//! `String`.
+//! (where the collection allows it) by mutable reference; and `par_drain()` of all of a
+//! `HashMap`, `HashSet` or `BinaryHeap` (a `VecDeque` drains a range, in place: see
+//! [`vec_deque::Drain`](crate::collections::vec_deque::Drain)).
 //!
 //! A `VecDeque` is two slices, so its reference iterators are a chain of two slice
 //! iterators: indexed, split anywhere at no cost. The other collections cannot be split
@@ -29,10 +30,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, BinaryHeap, HashMap, HashSet, LinkedList, VecDeque};
 
-use std::ops::RangeBounds;
-
 use super::chain::Chain;
-use super::vec::ParallelDrainRange;
 use super::{slice, vec, IntoParallelIterator, ParallelIterator};
 
 /// Implements `IntoParallelIterator` for collections whose items are gathered into a
@@ -102,25 +100,6 @@ impl<'a, T: Send> IntoParallelIterator for &'a mut VecDeque<T> {
         let (front, back) = self.as_mut_slices();
         Chain::new(front.into_par_iter(), back.into_par_iter())
     }
-}
-
-/// Implements [`ParallelDrainRange`] for a collection whose drained items are gathered
-/// into a `Vec` first.
-macro_rules! drain_range_via_vec {
-    ($(impl[$($g:tt)*] $coll:ty => $item:ty;)*) => {$(
-        impl<$($g)*> ParallelDrainRange<usize> for $coll {
-            type Iter = vec::IntoIter<$item>;
-            type Item = $item;
-            fn par_drain<R: RangeBounds<usize>>(self, range: R) -> Self::Iter {
-                self.drain(range).collect::<Vec<_>>().into_par_iter()
-            }
-        }
-    )*};
-}
-
-drain_range_via_vec! {
-    impl['a, T: Send] &'a mut VecDeque<T> => T;
-    impl['a] &'a mut String => char;
 }
 
 /// `par_drain()` on the collections that can only be drained whole: removes every item

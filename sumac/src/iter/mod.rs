@@ -82,6 +82,7 @@ mod split;
 pub(crate) mod string;
 mod unzip;
 pub mod vec;
+pub(crate) mod vec_deque;
 mod walk_tree;
 
 pub use self::blocks::{ExponentialBlocks, UniformBlocks};

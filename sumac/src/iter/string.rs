@@ -17,10 +17,13 @@
 //! assert_eq!(vowels, 9);
 //! ```
 
+use std::ops::{Range, RangeBounds};
+
 use either::Either;
 
 use super::parts::{parts_iterator, PartKind};
 use super::plumbing::UnindexedConsumer;
+use super::vec::{resolve_range, ParallelDrainRange};
 use super::{slice, Copied, IndexedParallelIterator, IntoParallelIterator, ParallelIterator};
 
 /// Parallel methods on string slices.
@@ -578,5 +581,68 @@ impl ParallelIterator for EncodeUtf16<'_> {
     }
     fn index_span(&self) -> usize {
         self.chars.index_span()
+    }
+}
+
+impl<'a> ParallelDrainRange<usize> for &'a mut String {
+    type Iter = Drain<'a>;
+    type Item = char;
+    fn par_drain<R: RangeBounds<usize>>(self, range: R) -> Drain<'a> {
+        let range = resolve_range(range, self.len(), "string");
+        for (which, at) in [("start", range.start), ("end", range.end)] {
+            assert!(
+                self.is_char_boundary(at),
+                "range {which} {at} is not on a char boundary of the string"
+            );
+        }
+        Drain {
+            string: self,
+            range,
+        }
+    }
+}
+
+/// A parallel iterator over the chars of a range of a `String`, which it removes (from
+/// [`par_drain`](crate::iter::ParallelDrainRange::par_drain) on a string), as Rayon's
+/// does: the chars are read in place, as [`par_chars`](ParallelString::par_chars) reads
+/// them, and the range is removed from the string when the iterator is done (or dropped
+/// unused, or a closure panicked). If the iterator is leaked (`mem::forget`), the string
+/// keeps the range.
+///
+/// ```
+/// use sumac::prelude::*;
+///
+/// let mut text = String::from("año: 2024");
+/// let drain: sumac::string::Drain<'_> = text.par_drain(..6);
+/// assert_eq!(drain.filter(|c| c.is_alphabetic()).collect::<String>(), "año");
+/// assert_eq!(text, "2024");
+/// ```
+#[derive(Debug)]
+#[must_use = "parallel iterators are lazy and do nothing unless consumed"]
+pub struct Drain<'a> {
+    string: &'a mut String,
+    range: Range<usize>,
+}
+
+impl Drain<'_> {
+    /// The chars to yield.
+    fn chars(&self) -> Chars<'_> {
+        self.string[self.range.clone()].par_chars()
+    }
+}
+
+impl ParallelIterator for Drain<'_> {
+    type Item = char;
+    fn drive_unindexed<C: UnindexedConsumer<char>>(self, consumer: C) -> C::Result {
+        self.chars().drive_unindexed(consumer)
+    }
+    fn index_span(&self) -> usize {
+        self.chars().index_span()
+    }
+}
+
+impl Drop for Drain<'_> {
+    fn drop(&mut self) {
+        self.string.replace_range(self.range.clone(), "");
     }
 }

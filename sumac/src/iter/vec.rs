@@ -67,8 +67,12 @@ pub trait ParallelDrainRange<Idx = usize> {
     type Item: Send;
     /// Removes the items in `range` (the items after it move down to close the gap, as
     /// with `Vec::drain`) and returns a parallel iterator over them: items it does not
-    /// yield are dropped with it. A `Vec` is drained in place, when the iterator runs or
-    /// is dropped (see [`Drain`]); the other collections gather the items first.
+    /// yield are dropped with it. Every collection is drained in place, as in Rayon: the
+    /// items go straight from the collection into the loop, and the gap closes when the
+    /// iterator is done or dropped (see [`Drain`],
+    /// [`vec_deque::Drain`](crate::collections::vec_deque::Drain) and
+    /// [`string::Drain`](crate::string::Drain)). A drain leaked with `mem::forget` before
+    /// it ran leaves the collection as it was.
     ///
     /// ```
     /// use std::collections::VecDeque;
@@ -100,7 +104,7 @@ impl<'data, T: Send> ParallelDrainRange<usize> for &'data mut Vec<T> {
     type Item = T;
     fn par_drain<R: std::ops::RangeBounds<usize>>(self, range: R) -> Drain<'data, T> {
         let orig_len = self.len();
-        let range = resolve_range(range, orig_len);
+        let range = resolve_range(range, orig_len, "vector");
         Drain {
             vec: self,
             range,
@@ -109,11 +113,16 @@ impl<'data, T: Send> ParallelDrainRange<usize> for &'data mut Vec<T> {
     }
 }
 
-/// The bounds of `range` within `0..len`.
+/// The bounds of `range` within `0..len`, where `len` is the length of the `what`
+/// (named in the panic message) being drained.
 ///
 /// # Panics
 /// As `Vec::drain`: if the start is past the end or the end past `len`.
-fn resolve_range(range: impl std::ops::RangeBounds<usize>, len: usize) -> std::ops::Range<usize> {
+pub(crate) fn resolve_range(
+    range: impl std::ops::RangeBounds<usize>,
+    len: usize,
+    what: &str,
+) -> std::ops::Range<usize> {
     use std::ops::Bound;
     let start = match range.start_bound() {
         Bound::Included(&n) => n,
@@ -128,7 +137,7 @@ fn resolve_range(range: impl std::ops::RangeBounds<usize>, len: usize) -> std::o
     assert!(start <= end, "range start {start} is past its end {end}");
     assert!(
         end <= len,
-        "range end {end} is past the vector's length {len}"
+        "range end {end} is past the {what}'s length {len}"
     );
     start..end
 }
