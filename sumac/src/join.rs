@@ -113,14 +113,23 @@ where
     RA: Send,
     RB: Send,
 {
-    // Compared by address only: the pointer is never dereferenced on another thread.
-    let caller = WorkerThread::current().addr();
-    let outside = caller == 0;
+    // The worker the caller runs as (0 for none), compared by address only: the pointer
+    // is never dereferenced on another thread. Each closure compares it with the worker
+    // that runs it: a thread registered by `use_current_thread` becomes its worker 0
+    // only inside `join`, and a thread outside every pool hands both closures to the
+    // global pool.
+    let caller = registry::calling_worker_addr();
+    let migrated = move || WorkerThread::current().addr() != caller;
     join(
-        move || a(FnContext { migrated: outside }),
         move || {
-            let migrated = WorkerThread::current().addr() != caller;
-            b(FnContext { migrated })
+            a(FnContext {
+                migrated: migrated(),
+            })
+        },
+        move || {
+            b(FnContext {
+                migrated: migrated(),
+            })
         },
     )
 }

@@ -658,9 +658,10 @@ impl Error for ThreadPoolBuildError {
 /// Dropping the pool lets queued and running work finish, including spawned jobs and
 /// whatever they queue while they run (a `spawn_broadcast` from a spawned job still
 /// reaches every worker), then joins the threads. Dropped on a worker of any pool (its
-/// own or another), it does not block that worker: the threads are detached instead,
-/// and exit on their own once that work is done (so two pools dropped on each other's
-/// workers cannot deadlock).
+/// own or another, including a thread that is worker 0 of another pool through
+/// [`use_current_thread`](ThreadPoolBuilder::use_current_thread)), it does not block
+/// that worker: the threads are detached instead, and exit on their own once that work
+/// is done (so two pools dropped on each other's workers cannot deadlock).
 ///
 /// ```
 /// let pool = sumac::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
@@ -767,7 +768,10 @@ impl ThreadPool {
     where
         OP: FnOnce(&Scope<'scope>) -> R,
     {
-        registry::with_registered_worker(Some(&self.registry), |_| {
+        // A thread registered by `use_current_thread` waits as its own pool's worker 0
+        // (whichever pool this is), as `install` does: the jobs it waits for may need
+        // that worker (an `install` into its pool, a `broadcast` on it).
+        registry::with_registered_worker(None, |_| {
             crate::scope::in_place_scope_in(&self.registry, op)
         })
     }
@@ -860,7 +864,8 @@ impl ThreadPool {
     where
         OP: FnOnce(&crate::ScopeFifo<'scope>) -> R,
     {
-        registry::with_registered_worker(Some(&self.registry), |_| {
+        // As in `in_place_scope`: a registered thread waits as its pool's worker 0.
+        registry::with_registered_worker(None, |_| {
             crate::scope::in_place_scope_fifo_in(&self.registry, op)
         })
     }
@@ -897,7 +902,8 @@ impl ThreadPool {
         OP: Fn(crate::BroadcastContext<'_>) -> R + Sync,
         R: Send,
     {
-        registry::with_registered_worker(Some(&self.registry), |_| {
+        // As in `in_place_scope`: a registered thread waits as its pool's worker 0.
+        registry::with_registered_worker(None, |_| {
             crate::broadcast::broadcast_in(&self.registry, &op)
         })
     }

@@ -456,9 +456,12 @@ impl Registry {
     /// would wait for itself, and from a worker of another pool it could wait forever,
     /// for example when two pools are each dropped on a worker of the other (each drop
     /// would wait for a thread that is itself blocked in the other drop), or when this
-    /// pool's jobs need the other pool's worker that is blocked here.
+    /// pool's jobs need the other pool's worker that is blocked here. A thread that
+    /// `use_current_thread` registered as worker 0 of another (live) pool counts as a
+    /// worker too: it is the only one to run that pool's worker-0 jobs (a `broadcast`'s
+    /// part, and every job of a one-worker pool), which this pool's jobs may wait for.
     pub(crate) fn join_threads(&self) {
-        if !WorkerThread::current().is_null() {
+        if !WorkerThread::current().is_null() || registered_with_a_live_pool() {
             return;
         }
         let handles =
@@ -767,6 +770,15 @@ fn registered_worker() -> *mut WorkerThread {
         .unwrap_or(ptr::null_mut())
 }
 
+/// Whether the calling thread is registered as worker 0 of a pool that was not dropped
+/// (see `with_registered_worker`: it acts as that worker inside calls into a pool).
+fn registered_with_a_live_pool() -> bool {
+    let worker = registered_worker();
+    // SAFETY: a registered worker is live until its registration ends, which happens
+    // only on this thread.
+    !worker.is_null() && !unsafe { &*worker }.registry.is_terminating()
+}
+
 /// Ends the calling thread's registration as worker 0 of `registry`, if it has one (the
 /// pool is being dropped, or failed to build: it was terminated). First acts as worker 0
 /// as long as the other workers stay: runs its inbox and queued jobs (helping the other
@@ -804,6 +816,18 @@ fn end_registration(worker: *mut WorkerThread) {
     // SAFETY: the registration owned the box (from `Box::into_raw`), nothing else refers
     // to it once the registration is cleared, and the thread is not acting as it.
     drop(unsafe { Box::from_raw(worker) });
+}
+
+/// The address of the worker the calling thread runs as: the one it is, or else the one
+/// `use_current_thread` registered for it (which it acts as inside calls into its pool);
+/// 0 for other threads. For comparisons only (`join_context`): never made a pointer again.
+pub(crate) fn calling_worker_addr() -> usize {
+    let current = WorkerThread::current();
+    if current.is_null() {
+        registered_worker().addr()
+    } else {
+        current.addr()
+    }
 }
 
 /// Runs `f` on a thread registered with `use_current_thread` as its pool's worker 0 (if
