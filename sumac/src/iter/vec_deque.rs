@@ -89,7 +89,9 @@ impl<T: Send> IndexedParallelIterator for Drain<'_, T> {
     }
     fn with_producer<CB: ProducerCallback<T>>(self, callback: CB) -> CB::Output {
         let range = self.range.clone();
-        if range.len() * IN_PLACE_SHARE < self.orig_len {
+        // Divided rather than multiplied: a deque of zero-sized items may hold up to
+        // `usize::MAX` of them.
+        if range.len() < self.orig_len / IN_PLACE_SHARE {
             // A small range: moving the whole deque for it would cost more than the
             // drain itself (a queue drained a batch at a time from the front would pay
             // O(len) per batch), so move just the range out, the way `VecDeque::drain`
