@@ -348,10 +348,11 @@ impl<S> ThreadPoolBuilder<S> {
     /// special settings). An error it returns makes [`build`](Self::build) fail.
     ///
     /// The pool still joins its workers when dropped (off the workers of any pool): it
-    /// waits until every worker returned from `run` (a `ThreadBuilder` that is dropped without running counts as
-    /// returned, but the pool then has a worker that never runs: jobs addressed to it,
-    /// such as [`broadcast`](crate::broadcast()) ones, would wait forever). sumac's
-    /// heartbeat thread is not a worker and is still started with `std::thread`.
+    /// waits until every worker returned from `run` (a `ThreadBuilder` that is dropped
+    /// without running counts as returned, but the pool then has a worker that never
+    /// runs: jobs addressed to it, such as [`broadcast`](crate::broadcast()) ones, would
+    /// wait forever). sumac's heartbeat thread is not a worker and is still started with
+    /// `std::thread`.
     ///
     /// ```
     /// use std::sync::{Arc, Mutex};
