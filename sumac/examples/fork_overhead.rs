@@ -14,7 +14,7 @@
 //! recursion, whatever its scheduler does.
 use std::hint::black_box;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 struct Node {
     value: i64,
@@ -108,6 +108,15 @@ fn fib(n: u64) -> u64 {
     a + b
 }
 
+/// fib through [`branch_join`]: the floor under fib with a `join` per call.
+fn fib_branch_floor(n: u64) -> u64 {
+    if n <= 1 {
+        return n;
+    }
+    let (a, b) = branch_join(|| fib_branch_floor(n - 1), || fib_branch_floor(n - 2));
+    a + b
+}
+
 fn fib_seq(n: u64) -> u64 {
     if n <= 1 {
         n
@@ -123,6 +132,18 @@ fn sample(reps: usize, run: &dyn Fn() -> i64) -> f64 {
         black_box(run());
     }
     start.elapsed().as_nanos() as f64 / reps as f64
+}
+
+/// The shortest of five timed calls of `run`.
+fn best_of_5(mut run: impl FnMut()) -> Duration {
+    (0..5)
+        .map(|_| {
+            let start = Instant::now();
+            run();
+            start.elapsed()
+        })
+        .min()
+        .unwrap()
 }
 
 fn median(values: &mut [f64]) -> f64 {
@@ -148,23 +169,21 @@ fn main() {
         threads
     };
     let fib_n = 30;
-    let start = Instant::now();
-    let expected = black_box(fib_seq(fib_n));
-    let seq = start.elapsed();
+    let expected = fib_seq(black_box(fib_n));
+    let seq = best_of_5(|| assert_eq!(fib_seq(black_box(fib_n)), expected));
     println!("fib({fib_n})  seq  {:8.2} ms", seq.as_secs_f64() * 1e3);
+    let floor = best_of_5(|| assert_eq!(fib_branch_floor(black_box(fib_n)), expected));
+    println!(
+        "fib({fib_n})  branch floor {:8.2} ms  ({:.3}x seq)",
+        floor.as_secs_f64() * 1e3,
+        floor.as_secs_f64() / seq.as_secs_f64()
+    );
     for &n in &threads {
         let pool = sumac::ThreadPoolBuilder::new()
             .num_threads(n)
             .build()
             .unwrap();
-        let best = (0..5)
-            .map(|_| {
-                let start = Instant::now();
-                assert_eq!(pool.install(|| fib(black_box(fib_n))), expected);
-                start.elapsed()
-            })
-            .min()
-            .unwrap();
+        let best = best_of_5(|| assert_eq!(pool.install(|| fib(black_box(fib_n))), expected));
         println!(
             "fib({fib_n})  x{n:<2}  {:8.2} ms  ({:.3}x seq)",
             best.as_secs_f64() * 1e3,

@@ -368,6 +368,7 @@ mod tests {
     /// runs in a child process (this test binary again, filtered to this test, with an
     /// environment variable telling it to be the child).
     #[test]
+    #[cfg_attr(miri, ignore = "Miri cannot start a child process")]
     fn a_panic_escaping_a_job_aborts_the_process() {
         const CHILD: &str = "SUMAC_TEST_ESCAPING_PANIC_CHILD";
         if std::env::var_os(CHILD).is_some() {

@@ -900,7 +900,7 @@ where
 /// A cheap monotonic tick counter for sizing blocks.
 pub(crate) mod clock {
     /// The time-stamp counter (cycles at a constant rate).
-    #[cfg(target_arch = "x86_64")]
+    #[cfg(all(target_arch = "x86_64", not(miri)))]
     #[inline(always)]
     pub(crate) fn ticks() -> u64 {
         // SAFETY: `rdtsc` exists on every x86_64 processor, takes no operand and touches
@@ -908,8 +908,9 @@ pub(crate) mod clock {
         unsafe { core::arch::x86_64::_rdtsc() }
     }
 
-    /// Nanoseconds since the first call (fallback for other architectures).
-    #[cfg(not(target_arch = "x86_64"))]
+    /// Nanoseconds since the first call (fallback for other architectures, and for Miri,
+    /// which has no time-stamp counter).
+    #[cfg(any(not(target_arch = "x86_64"), miri))]
     #[inline]
     pub(crate) fn ticks() -> u64 {
         use std::sync::OnceLock;

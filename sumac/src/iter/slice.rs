@@ -1006,7 +1006,8 @@ mod tests {
     fn mutable_pieces_split_at_every_position() {
         let sep = |x: &u8| *x == 0;
         let same = |a: &u8, b: &u8| a == b;
-        for n in 0..=7usize {
+        // Slices of up to 7 items (4 under Miri, which interprets every step).
+        for n in 0..=if cfg!(miri) { 4 } else { 7usize } {
             for bits in 0..1u32 << n {
                 let data: Vec<u8> = (0..n).map(|i| ((bits >> i) & 1) as u8).collect();
                 // Std's pieces, placed at their start positions.

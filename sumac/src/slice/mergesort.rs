@@ -19,11 +19,12 @@ use std::mem;
 use std::ptr;
 use std::sync::atomic::{AtomicBool, Ordering as AtomicOrdering};
 
-/// Pieces of at most this many elements are sorted by the standard library's stable sort.
-const SEQUENTIAL_SORT: usize = 8192;
+/// Pieces of at most this many elements are sorted by the standard library's stable sort
+/// (far fewer under Miri, so that its small inputs reach the parallel merges).
+const SEQUENTIAL_SORT: usize = if cfg!(miri) { 48 } else { 8192 };
 
-/// Runs of at most this many elements are merged sequentially.
-const SEQUENTIAL_MERGE: usize = 4096;
+/// Runs of at most this many elements are merged sequentially (fewer under Miri).
+const SEQUENTIAL_MERGE: usize = if cfg!(miri) { 24 } else { 4096 };
 
 pub(super) fn sort<T, F>(v: &mut [T], compare: &F)
 where

@@ -593,5 +593,6 @@ impl<T: Send> ParallelSliceMut<T> for [T] {
 }
 
 /// Slices of at most this many elements are sorted sequentially by the standard library
-/// (an algorithmic base case: below it, splitting the sort would not pay off).
-const SEQUENTIAL_SORT: usize = 2048;
+/// (an algorithmic base case: below it, splitting the sort would not pay off; far fewer
+/// under Miri, so that its small inputs reach the parallel partitions).
+const SEQUENTIAL_SORT: usize = if cfg!(miri) { 48 } else { 2048 };

@@ -1,0 +1,407 @@
+//! Small tests of every path through sumac's `unsafe` code, sized so that Miri can run
+//! them (`bash scripts/miri.sh`): forks recorded on a worker's list and shared, taken
+//! back or waited for; panics in each closure position while the other closure runs on
+//! another thread; scopes, spawned and broadcast jobs; pools entered from each other and
+//! dropped with work in flight; and the data-parallel code that moves values by pointer
+//! (collect, the in-place drains, the parallel sorts, `par_chunks_mut`).
+//!
+//! Every pool here has a 1 µs heartbeat and loops are forced to split every few items,
+//! so that even these small inputs go through the sharing paths. Under Miri the
+//! heartbeat thread reads Miri's clock, and its thread scheduler interleaves the workers;
+//! the normal test run runs the same tests natively.
+mod common;
+
+use std::collections::VecDeque;
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{mpsc, Barrier};
+
+use common::{fib, fib_seq, panic_message, stress_pool, DropCounter};
+use sumac::prelude::*;
+
+/// The size of the inputs: small under Miri (an interpreter), larger natively.
+const fn size(miri: usize, native: usize) -> usize {
+    if cfg!(miri) {
+        miri
+    } else {
+        native
+    }
+}
+
+/// Runs `check` on a 2-thread and a 3-thread pool with a 1 µs heartbeat, with loops
+/// forced to split.
+fn on_sharing_pools(check: impl Fn(&sumac::ThreadPool)) {
+    sumac::iter::plumbing::hooks::force_splits(2);
+    for threads in [2, 3] {
+        let pool = stress_pool(threads);
+        check(&pool);
+    }
+}
+
+#[test]
+fn joins_are_shared_and_give_the_sequential_result() {
+    on_sharing_pools(|pool| {
+        let before = pool.stats();
+        // Rounds until some fork was run by another worker (bounded: a heartbeat every
+        // microsecond shares one almost at once, natively and under Miri alike).
+        for _ in 0..size(20, 2_000) {
+            assert_eq!(pool.install(|| fib(12)), fib_seq(12));
+            if pool.stats().since(&before).total().shared_jobs_run > 0 {
+                return;
+            }
+        }
+        panic!("no fork was shared: the test did not exercise the hand-off");
+    });
+}
+
+#[test]
+fn a_panic_in_either_closure_waits_for_the_other_one() {
+    on_sharing_pools(|pool| {
+        for round in 0..size(6, 200) {
+            let finished = AtomicUsize::new(0);
+            let panics_in_a = round % 2 == 0;
+            let result = panic::catch_unwind(AssertUnwindSafe(|| {
+                pool.install(|| {
+                    sumac::join(
+                        || {
+                            fib(9);
+                            finished.fetch_add(1, Ordering::SeqCst);
+                            assert!(!panics_in_a, "a");
+                        },
+                        || {
+                            fib(9);
+                            finished.fetch_add(1, Ordering::SeqCst);
+                            assert!(panics_in_a, "b");
+                        },
+                    )
+                })
+            }));
+            let expected = if panics_in_a { "a" } else { "b" };
+            assert_eq!(panic_message(&*result.unwrap_err()), expected);
+            assert_eq!(finished.load(Ordering::SeqCst), 2, "both closures finished");
+        }
+    });
+}
+
+#[test]
+fn nested_joins_with_panicking_leaves_drop_every_closure_once() {
+    fn tree(depth: u32, counter: &DropCounter) -> u64 {
+        let token = counter.token();
+        if depth == 0 {
+            drop(token);
+            assert!(counter.created() % 7 != 3, "leaf");
+            return 1;
+        }
+        let left = counter.token();
+        let right = counter.token();
+        let (a, b) = sumac::join(
+            move || {
+                let _left = left;
+                tree(depth - 1, counter)
+            },
+            move || {
+                let _right = right;
+                tree(depth - 1, counter)
+            },
+        );
+        drop(token);
+        a + b
+    }
+    on_sharing_pools(|pool| {
+        for _ in 0..size(3, 50) {
+            let counter = DropCounter::new();
+            let _ = panic::catch_unwind(AssertUnwindSafe(|| pool.install(|| tree(5, &counter))));
+            assert_eq!(
+                counter.created(),
+                counter.dropped(),
+                "leaked or dropped twice"
+            );
+        }
+    });
+}
+
+#[test]
+fn scopes_spawn_borrowing_jobs_and_rethrow_after_all_finished() {
+    on_sharing_pools(|pool| {
+        let mut slots = vec![0u64; size(12, 200)];
+        pool.scope(|s| {
+            for (i, slot) in slots.iter_mut().enumerate() {
+                s.spawn(move |s| {
+                    s.spawn(move |_| *slot = fib_seq(i as u64 % 10));
+                });
+            }
+        });
+        let expected: Vec<u64> = (0..slots.len()).map(|i| fib_seq(i as u64 % 10)).collect();
+        assert_eq!(slots, expected);
+
+        let ran = AtomicUsize::new(0);
+        let result = panic::catch_unwind(AssertUnwindSafe(|| {
+            pool.scope_fifo(|s| {
+                for i in 0..size(8, 100) {
+                    let ran = &ran;
+                    s.spawn_fifo(move |_| {
+                        ran.fetch_add(1, Ordering::SeqCst);
+                        assert!(i != 3, "job 3");
+                    });
+                }
+            })
+        }));
+        assert_eq!(panic_message(&*result.unwrap_err()), "job 3");
+        assert_eq!(
+            ran.load(Ordering::SeqCst),
+            size(8, 100),
+            "every job ran first"
+        );
+    });
+}
+
+#[test]
+fn spawned_and_broadcast_jobs_run_and_are_dropped_once() {
+    on_sharing_pools(|pool| {
+        let counter = DropCounter::new();
+        let (sender, receiver) = mpsc::channel();
+        for i in 0..size(6, 100) {
+            let token = counter.token();
+            let sender = sender.clone();
+            if i % 2 == 0 {
+                pool.spawn(move || {
+                    drop(token);
+                    sender.send(()).unwrap();
+                });
+            } else {
+                pool.spawn_fifo(move || {
+                    drop(token);
+                    sender.send(()).unwrap();
+                });
+            }
+        }
+        drop(sender);
+        assert_eq!(receiver.iter().count(), size(6, 100));
+
+        let indices = pool.broadcast(|ctx| ctx.index());
+        assert_eq!(indices, (0..pool.current_num_threads()).collect::<Vec<_>>());
+        let token = counter.token();
+        let (sender, receiver) = mpsc::channel();
+        pool.spawn_broadcast(move |ctx| {
+            let _keep = &token;
+            sender.send(ctx.index()).unwrap();
+        });
+        let mut seen: Vec<usize> = receiver.iter().collect();
+        seen.sort_unstable();
+        assert_eq!(seen, (0..pool.current_num_threads()).collect::<Vec<_>>());
+        assert_eq!(counter.created(), counter.dropped());
+    });
+}
+
+#[test]
+fn pools_install_into_each_other_and_drop_with_work_in_flight() {
+    sumac::iter::plumbing::hooks::force_splits(2);
+    let a = stress_pool(2);
+    let b = stress_pool(2);
+    let total = a.install(|| {
+        let (x, y) = sumac::join(
+            || b.install(|| a.install(|| fib(8))),
+            || b.install(|| fib(9)),
+        );
+        x + y
+    });
+    assert_eq!(total, fib_seq(8) + fib_seq(9));
+
+    // Dropped while spawned jobs still run (and spawn more): the drop waits for them.
+    let done = std::sync::Arc::new(AtomicUsize::new(0));
+    let gate = std::sync::Arc::new(Barrier::new(2));
+    {
+        let done = std::sync::Arc::clone(&done);
+        let gate = std::sync::Arc::clone(&gate);
+        b.spawn(move || {
+            gate.wait();
+            sumac::spawn_fifo(move || {
+                fib(8);
+                done.fetch_add(1, Ordering::SeqCst);
+            });
+        });
+    }
+    gate.wait();
+    drop(b);
+    assert_eq!(
+        done.load(Ordering::SeqCst),
+        1,
+        "the drop let the queued job run"
+    );
+    drop(a);
+}
+
+#[test]
+fn a_use_current_thread_pool_runs_joins_and_scopes_as_worker_zero() {
+    let pool = sumac::ThreadPoolBuilder::new()
+        .num_threads(2)
+        .use_current_thread()
+        .heartbeat_interval(std::time::Duration::from_micros(1))
+        .build()
+        .unwrap();
+    assert_eq!(pool.current_thread_index(), Some(0));
+    assert_eq!(pool.install(|| fib(11)), fib_seq(11));
+    let mut hits = [0u8; 6];
+    pool.scope(|s| {
+        for hit in &mut hits {
+            s.spawn(move |_| *hit += 1);
+        }
+    });
+    assert_eq!(hits, [1; 6]);
+}
+
+#[test]
+fn collecting_and_iterating_owned_values_moves_each_once() {
+    on_sharing_pools(|pool| {
+        let n = size(40, 2_000);
+        let strings: Vec<String> = (0..n).map(|i| i.to_string()).collect();
+        let lengths: Vec<usize> =
+            pool.install(|| strings.clone().into_par_iter().map(|s| s.len()).collect());
+        assert_eq!(lengths, strings.iter().map(String::len).collect::<Vec<_>>());
+
+        let mut out = Vec::new();
+        pool.install(|| {
+            strings
+                .par_iter()
+                .map(|s| format!("<{s}>"))
+                .collect_into_vec(&mut out)
+        });
+        assert_eq!(out[n - 1], format!("<{}>", n - 1));
+
+        // A panicking `map` while collecting owned values: nothing leaks or is dropped
+        // twice, neither the collected items nor the ones not yet taken.
+        let counter = DropCounter::new();
+        let tokens: Vec<_> = (0..n).map(|_| counter.token()).collect();
+        let result = panic::catch_unwind(AssertUnwindSafe(|| {
+            pool.install(|| {
+                tokens
+                    .into_par_iter()
+                    .enumerate()
+                    .map(|(i, token)| {
+                        assert!(i != n / 2, "item");
+                        token
+                    })
+                    .collect::<Vec<_>>()
+            })
+        }));
+        assert!(result.is_err());
+        assert_eq!(counter.created(), counter.dropped());
+    });
+}
+
+#[test]
+fn drains_remove_exactly_the_range_in_place() {
+    on_sharing_pools(|pool| {
+        let n = size(30, 1_000);
+        let mut vec: Vec<String> = (0..n).map(|i| i.to_string()).collect();
+        let drained: Vec<String> = pool.install(|| vec.par_drain(n / 4..n / 2).collect());
+        assert_eq!(drained.len(), n / 2 - n / 4);
+        assert_eq!(vec.len(), n - drained.len());
+        assert_eq!(drained[0], (n / 4).to_string());
+        assert_eq!(vec[n / 4], (n / 2).to_string());
+
+        // A drain dropped unused, and one whose consumer panics part-way.
+        let counter = DropCounter::new();
+        let mut tokens: Vec<_> = (0..n).map(|_| counter.token()).collect();
+        drop(tokens.par_drain(2..n - 2));
+        assert_eq!(tokens.len(), 4);
+        tokens.extend((0..n).map(|_| counter.token()));
+        let result = panic::catch_unwind(AssertUnwindSafe(|| {
+            pool.install(|| {
+                tokens.par_drain(1..).enumerate().for_each(|(i, token)| {
+                    assert!(i != n / 3, "drained item");
+                    drop(token);
+                })
+            })
+        }));
+        assert!(result.is_err());
+        assert_eq!(tokens.len(), 1);
+        drop(tokens);
+        assert_eq!(counter.created(), counter.dropped());
+
+        // A wrapped deque, drained in place (a long range) and gathered (a short one).
+        let mut deque: VecDeque<String> = (0..n).map(|i| i.to_string()).collect();
+        deque.rotate_left(n / 3);
+        let mut expected = deque.clone();
+        let long: Vec<String> = pool.install(|| deque.par_drain(1..n - 1).collect());
+        assert_eq!(long, expected.drain(1..n - 1).collect::<Vec<_>>());
+        assert_eq!(deque, expected);
+        let mut deque: VecDeque<String> = (0..n).map(|i| i.to_string()).collect();
+        deque.rotate_right(n / 3);
+        let mut expected = deque.clone();
+        let short: Vec<String> = pool.install(|| deque.par_drain(2..4).collect());
+        assert_eq!(short, expected.drain(2..4).collect::<Vec<_>>());
+        assert_eq!(deque, expected);
+
+        let mut text: String = (0..n)
+            .map(|i| char::from_u32(0x3b1 + i as u32).unwrap())
+            .collect();
+        let mut expected = text.clone();
+        let start = text.char_indices().nth(3).unwrap().0;
+        let end = text.char_indices().nth(n - 3).unwrap().0;
+        let chars: String = pool.install(|| text.par_drain(start..end).collect());
+        assert_eq!(chars, expected.drain(start..end).collect::<String>());
+        assert_eq!(text, expected);
+    });
+}
+
+#[test]
+fn parallel_sorts_keep_every_element_once() {
+    on_sharing_pools(|pool| {
+        // Above both sorts' sequential cut-offs (lowered under Miri), so that their
+        // parallel merges and partitions run.
+        let n = size(500, 40_000);
+        let keys: Vec<u32> = (0..n as u32)
+            .map(|i| i.wrapping_mul(2_654_435_761) % 1_000)
+            .collect();
+        let mut stable: Vec<(u32, usize)> = keys.iter().copied().zip(0..).collect();
+        pool.install(|| stable.par_sort_by_key(|&(key, _)| key));
+        let mut expected: Vec<(u32, usize)> = keys.iter().copied().zip(0..).collect();
+        expected.sort_by_key(|&(key, _)| key);
+        assert_eq!(stable, expected);
+
+        let mut boxed: Vec<Box<u32>> = keys.iter().map(|&k| Box::new(k)).collect();
+        pool.install(|| boxed.par_sort_unstable());
+        let mut sorted = keys.clone();
+        sorted.sort_unstable();
+        assert!(boxed.iter().map(|b| **b).eq(sorted.iter().copied()));
+
+        // A comparator that panics part-way: every element is still there, once.
+        let mut boxed: Vec<Box<u32>> = keys.iter().map(|&k| Box::new(k)).collect();
+        let calls = AtomicUsize::new(0);
+        let result = panic::catch_unwind(AssertUnwindSafe(|| {
+            pool.install(|| {
+                boxed.par_sort_by(|a, b| {
+                    assert!(calls.fetch_add(1, Ordering::Relaxed) != 2 * n, "comparator");
+                    a.cmp(b)
+                })
+            })
+        }));
+        assert!(result.is_err());
+        let mut after: Vec<u32> = boxed.iter().map(|b| **b).collect();
+        after.sort_unstable();
+        assert_eq!(after, sorted);
+    });
+}
+
+#[test]
+fn mutable_chunks_and_zips_write_disjoint_pieces() {
+    on_sharing_pools(|pool| {
+        let n = size(50, 5_000);
+        let mut data = vec![0usize; n];
+        pool.install(|| {
+            data.par_chunks_mut(3)
+                .enumerate()
+                .for_each(|(i, chunk)| chunk.iter_mut().for_each(|x| *x = i))
+        });
+        assert!(data.iter().enumerate().all(|(j, &x)| x == j / 3));
+        let mut sums = vec![0usize; n];
+        pool.install(|| {
+            sums.par_iter_mut()
+                .zip(data.par_iter())
+                .zip(0..n)
+                .for_each(|((s, &d), i)| *s = d + i)
+        });
+        assert!(sums.iter().enumerate().all(|(j, &s)| s == j / 3 + j));
+    });
+}
