@@ -15,12 +15,15 @@
 //!
 //! ```text
 //!   LOCAL ──promote──▶ QUEUED ──take (queue lock)──▶ TAKEN ──run, write result──▶ DONE
-//!     │                  │
-//!     │                  └──reclaim by owner (queue lock)──▶ RECLAIMED (owner runs it inline)
+//!     │ │                ▲ │
+//!     │ └─claim (rescue)─┘ └──reclaim by owner (queue lock)──▶ RECLAIMED (owner runs it inline)
 //!     └──popped by its own worker while waiting──▶ TAKEN ──▶ DONE
 //! ```
 //!
-//! Only the owning worker moves a job out of `LOCAL`. `QUEUED → TAKEN` and
+//! Only the owning worker moves a job out of `LOCAL`, except the heartbeat thread, which
+//! queues a fork it claimed from its owner's rescue offer (see
+//! [`RescueSlot`](crate::job_list::RescueSlot)); the owner withdraws that offer, or finds
+//! it claimed, before it looks at the state. `QUEUED → TAKEN` and
 //! `QUEUED → RECLAIMED` both happen under the shared queue's lock, so exactly one of the
 //! taker and the owner wins. After a taker stores `DONE` it never touches the job again:
 //! the owner may return and pop the stack frame the moment it sees `DONE`.

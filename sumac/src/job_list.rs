@@ -8,9 +8,11 @@
 //! share them, because the oldest fork is the biggest piece of work.
 
 use std::cell::Cell;
-use std::ptr::NonNull;
+use std::ptr::{self, NonNull};
+use std::sync::atomic::Ordering;
 
-use crate::job::JobHeader;
+use crate::job::{JobHeader, JobRef};
+use crate::sync::AtomicPtr;
 
 /// A worker-local list of un-run jobs, oldest to newest.
 pub(crate) struct JobList {
@@ -127,6 +129,11 @@ impl JobList {
         self.oldest.get()
     }
 
+    /// The newest job, left on the list.
+    pub(crate) fn newest(&self) -> Option<NonNull<JobHeader>> {
+        self.newest.get()
+    }
+
     /// Removes and returns the oldest job.
     pub(crate) fn pop_oldest(&self) -> Option<NonNull<JobHeader>> {
         let oldest = self.oldest.get()?;
@@ -141,6 +148,103 @@ impl JobList {
         // SAFETY: `newest` is on this list.
         unsafe { self.remove(newest) };
         Some(newest)
+    }
+}
+
+/// A worker's *rescue offer*: the fork it pushed on its empty list, which the heartbeat
+/// thread may take from it if the worker stops polling its heartbeat flag.
+///
+/// Polls happen at forks and between the blocks of parallel loops. Code that runs for a
+/// long time without either (a long sequential leaf under `join`, or a spawned job, or
+/// the body of a scope) would otherwise keep every job older than it on the list, where
+/// no other thread may look, while idle workers wait: `join(leaf, leaf)` would run its
+/// two leaves one after the other. So a fork pushed on an empty list (the oldest job,
+/// until it is removed) is also published here, and the heartbeat thread *claims*
+/// it when its worker has not polled for two whole intervals while another worker is
+/// idle, and shares it through the queue like a promotion.
+///
+/// The protocol, one offer at a time per worker:
+/// * the owner [`offer`](Self::offer)s a job it keeps live (a release store: the job's
+///   fields, written before, reach whoever claims it);
+/// * before the owner removes that job from its list (to join, promote or run it), it
+///   [`withdraw`](Self::withdraw)s the offer with a swap. Getting the job back means
+///   nobody else has it; getting null means the heartbeat thread claimed it: the job is
+///   shared, and stays on the list until its join unlinks it and waits for it like a
+///   promoted fork (nothing else may unlink it: the join could not tell);
+/// * the heartbeat thread [`claim_if`](Self::claim_if)s it with a compare-and-swap, so
+///   exactly one of the two gets the job. A claimed job's frame stays live: its owner cannot leave the
+///   join before the job is reclaimed or done.
+///
+/// Only join frames are offered: a claimed job stays linked in its owner's list until
+/// the owner removes it, and a frame outlives that (its `join` waits for it), whereas a
+/// spawned heap job is freed by whoever runs it. (Spawned jobs go to the shared queue
+/// at once when a worker waits for work, see `Registry::push_job`.)
+///
+/// The owner pays a store when it pushes on an empty list and a swap when it removes
+/// that fork: once per fork that starts an empty list, never on the other forks.
+pub(crate) struct RescueSlot(AtomicPtr<JobHeader>);
+
+impl RescueSlot {
+    pub(crate) fn new() -> Self {
+        RescueSlot(AtomicPtr::new(ptr::null_mut()))
+    }
+
+    /// The owner offers `job` (the slot must be empty).
+    ///
+    /// # Safety
+    /// `job` is live, in state `LOCAL`, with its owner recorded, and stays live until the
+    /// offer is withdrawn or, once claimed, until the job is reclaimed or done.
+    #[inline(always)]
+    pub(crate) unsafe fn offer(&self, job: NonNull<JobHeader>) {
+        debug_assert!(
+            self.0.load(Ordering::Relaxed).is_null(),
+            "one offer at a time"
+        );
+        // Under loom, a swap: loom lets a plain store fall between the read and the write
+        // of a concurrent swap (tokio-rs/loom#254), which the memory model forbids, and
+        // the model then loses the offer.
+        #[cfg(loom)]
+        let _ = self.0.swap(job.as_ptr(), Ordering::Release);
+        #[cfg(not(loom))]
+        self.0.store(job.as_ptr(), Ordering::Release);
+    }
+
+    /// The owner takes back its offer of `job`. Returns false if the heartbeat thread
+    /// claimed the job first.
+    #[inline(always)]
+    pub(crate) fn withdraw(&self, job: NonNull<JobHeader>) -> bool {
+        let offered = self.0.swap(ptr::null_mut(), Ordering::AcqRel);
+        debug_assert!(
+            offered.is_null() || offered == job.as_ptr(),
+            "withdrew a job that was not offered"
+        );
+        !offered.is_null()
+    }
+
+    /// The address of the offered job (0 if none), to compare with later: a hint, never
+    /// to be turned back into a pointer.
+    pub(crate) fn offered_addr(&self) -> usize {
+        self.0.load(Ordering::Relaxed).addr()
+    }
+
+    /// The heartbeat thread claims the offered job if it is still the one at address
+    /// `addr` (from [`offered_addr`](Self::offered_addr)); it must then share it (push it
+    /// into the shared queue).
+    pub(crate) fn claim_if(&self, addr: usize) -> Option<JobRef> {
+        let current = self.0.load(Ordering::Relaxed);
+        if current.is_null() || current.addr() != addr {
+            return None;
+        }
+        self.0
+            .compare_exchange(
+                current,
+                ptr::null_mut(),
+                Ordering::AcqRel,
+                Ordering::Relaxed,
+            )
+            .ok()
+            .and_then(NonNull::new)
+            .map(JobRef)
     }
 }
 

@@ -20,6 +20,12 @@ pub(crate) const MAX_RECORDED_FORKS: usize = 3;
 /// outside any pool, `join` runs on the global pool and blocks the caller until both
 /// closures are done.
 ///
+/// Heartbeats are seen at forks, so `b` moves while `a` forks on. If `a` is one long
+/// sequential leaf, the heartbeat thread itself hands the worker's oldest waiting fork
+/// (`b`, when no older fork of this worker waits) to an idle worker after about two
+/// heartbeat intervals (200 µs by default), so `join(leaf, leaf)` still runs its leaves
+/// side by side.
+///
 /// ```
 /// fn fib(n: u64) -> u64 {
 ///     if n < 2 {
@@ -251,12 +257,21 @@ where
     };
     frame.header().recorded_at.set(recorded_at);
     let job = frame.job_ref();
-    // SAFETY: the frame is live until this function returns, and we remove it from the
-    // list (or wait for whoever took it) before returning or unwinding.
-    let older = unsafe { worker.jobs.push(job.0) };
+    // SAFETY: the frame is live until this function returns, and we withdraw its rescue
+    // offer and remove it from the list (or wait for whoever took it) before returning
+    // or unwinding.
+    let older = unsafe { worker.push_fork(job.0) };
     worker.poll_heartbeat();
     let result_a = panic::catch_unwind(AssertUnwindSafe(a));
-    // Only this thread moves the frame out of LOCAL, so a relaxed load suffices.
+    if !worker.withdraw_offer(job.0) {
+        // The heartbeat thread claimed the frame while `a` ran without polling: it is
+        // shared, but still on our list, which only we may change.
+        // SAFETY: a claimed frame stays on our list until its join removes it, here.
+        unsafe { worker.remove_claimed(job.0) };
+        return join_shared(worker, &frame, result_a);
+    }
+    // Only this thread moves the frame out of LOCAL (the heartbeat thread claims it only
+    // through the rescue offer, withdrawn above), so a relaxed load suffices.
     if frame.header().share.load(Ordering::Relaxed) == LOCAL {
         // SAFETY: LOCAL means the frame is still on our list, where `push` put it.
         unsafe { worker.jobs.pop_pushed(job.0, older) };

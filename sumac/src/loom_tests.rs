@@ -11,7 +11,10 @@
 //!
 //! * [`promote`] mirrors `WorkerThread::on_heartbeat` (pop the oldest job of the
 //!   worker's list, record its owner, push it into the shared queue);
-//! * [`join_tail`] mirrors `join_on_worker` after `a` returned, and `join_shared`;
+//! * [`join_tail`] mirrors `join_on_worker` after `a` returned, and [`join_shared`]
+//!   mirrors `join_shared`;
+//! * [`owner_join_offered`] mirrors `join_recorded` for a fork offered for rescue (see
+//!   `RescueSlot`), and [`rescue_tick`] the heartbeat thread's `rescue_quiet_workers`;
 //! * [`wait_until`] / [`idle_until`] mirror `WorkerThread::wait_until` / `idle_until`
 //!   (with one spin round instead of `SPIN_ROUNDS`, and without the heartbeat-thread
 //!   bookkeeping of `enter_idle` / `leave_idle`, which plays no part in hand-offs);
@@ -37,7 +40,7 @@ use loom::sync::Arc;
 use loom::thread;
 
 use crate::job::{HeapJob, JobHeader, JobRef, JoinFrame, StackJob, DONE, LOCAL, QUEUED, TAKEN};
-use crate::job_list::JobList;
+use crate::job_list::{JobList, RescueSlot};
 use crate::latch::{CountLatch, FinishCount, Latch, LockLatch};
 use crate::shared_queue::SharedQueue;
 
@@ -227,7 +230,22 @@ where
         let b = unsafe { frame.take_func() };
         return b();
     }
-    // `join_shared`.
+    join_shared(queue, index, jobs, frame)
+}
+
+/// Mirrors `join_shared`: the frame left the list (promoted, or claimed by the heartbeat
+/// thread); take it back if nobody started it, else wait until its runner is done.
+fn join_shared<B, RB>(
+    queue: &SharedQueue,
+    index: usize,
+    jobs: &JobList,
+    frame: &JoinFrame<B, RB>,
+) -> RB
+where
+    B: FnOnce() -> RB + Send,
+    RB: Send,
+{
+    let header = frame.header();
     if header.share.load(Ordering::Relaxed) == QUEUED && queue.reclaim(frame.job_ref()) {
         note(format_args!(
             "worker {index} reclaimed {:?}",
@@ -829,5 +847,82 @@ fn loom_pool_drop_waits_for_a_running_spawned_job() {
             1,
             "the job addressed to worker 1 ran before it exited"
         );
+    });
+}
+
+// ---------------------------------------------------------------------------------------
+// Rescue: the heartbeat thread claims the offered fork of a worker that stopped polling
+// ---------------------------------------------------------------------------------------
+
+/// Worker `index` runs `join(a, b)` on an empty list, so `b` is offered for rescue
+/// (`WorkerThread::push_fork`); `a` runs without polling, and the owner withdraws the
+/// offer when it returns (`join_recorded`). If the heartbeat thread claimed the frame
+/// first, the owner unlinks it and joins it as a shared fork. Returns `b`'s result,
+/// after checking that `b` ran exactly once, before the join returned.
+fn owner_join_offered(
+    queue: &SharedQueue,
+    rescue: &RescueSlot,
+    index: usize,
+    value: usize,
+) -> usize {
+    let jobs = JobList::new();
+    let (b, runs, slot) = checked_closure(value);
+    let result = {
+        let frame = JoinFrame::new(b);
+        let job = frame.job_ref();
+        // SAFETY: as in `owner_join`; the frame stays live until its offer is withdrawn
+        // or, once claimed, until `join_shared` saw it reclaimed or done.
+        let older = unsafe { jobs.push(job.0) };
+        assert!(older.is_none(), "the list was empty");
+        frame.header().set_owner(queue, index);
+        // SAFETY: as above; the frame is LOCAL with its owner recorded.
+        unsafe { rescue.offer(job.0) };
+        note(format_args!("worker {index} offered {job:?}"));
+        // `a` runs here, without polling.
+        if rescue.withdraw(job.0) {
+            note(format_args!("worker {index} withdrew its offer"));
+            join_tail(queue, index, &jobs, &frame, older)
+        } else {
+            note(format_args!("worker {index} found {job:?} claimed"));
+            // SAFETY: a claimed frame stays on the owner's list until the owner removes it.
+            unsafe { jobs.remove(job.0) };
+            join_shared(queue, index, &jobs, &frame)
+        }
+    };
+    check_ran_once(value, result, &runs, &slot);
+    assert!(jobs.is_empty());
+    result
+}
+
+/// Mirrors the claim in `rescue_quiet_workers`: the heartbeat thread found the worker
+/// quiet for long enough while another worker waits for work.
+fn rescue_tick(queue: &SharedQueue, rescue: &RescueSlot) {
+    match rescue.claim_if(rescue.offered_addr()) {
+        Some(job) => {
+            note(format_args!("the heartbeat thread claimed {job:?}"));
+            queue.push([job]);
+        }
+        None => note(format_args!("the heartbeat thread found no offer")),
+    }
+}
+
+/// The owner's withdrawal races the heartbeat thread's claim, and a claimed frame races
+/// the owner's reclaim against an idle worker (asleep or not) that must be woken to take
+/// it: `b` runs exactly once, before the join returns, whoever wins each race.
+#[test]
+fn loom_rescue_claim_races_withdraw() {
+    model(Some(3), || {
+        let queue = Arc::new(SharedQueue::new(2));
+        let rescue = Arc::new(RescueSlot::new());
+        let terminating = PoolState::new();
+        let thief = spawn_worker(&queue, 1, &terminating);
+        let heartbeat = {
+            let (queue, rescue) = (Arc::clone(&queue), Arc::clone(&rescue));
+            thread::spawn(move || rescue_tick(&queue, &rescue))
+        };
+        owner_join_offered(&queue, &rescue, 0, 7);
+        heartbeat.join().unwrap();
+        terminate(&queue, &terminating);
+        thief.join().unwrap();
     });
 }

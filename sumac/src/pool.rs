@@ -961,7 +961,7 @@ impl ThreadPool {
     /// pool.install(|| {
     ///     pool.spawn_fifo(|| ()); // into the pool's shared queue
     ///     assert_eq!(pool.yield_local(), Some(sumac::Yield::Idle)); // not this worker's own
-    ///     pool.spawn(|| ()); // onto this worker's own list
+    ///     pool.spawn(|| ()); // onto this worker's own list (a one-thread pool)
     ///     assert_eq!(pool.yield_local(), Some(sumac::Yield::Executed));
     /// });
     /// ```

@@ -40,6 +40,15 @@
 //! forks of unknown size is also rate-limited: once per ¾ interval per worker and once
 //! per `interval / busy workers` per pool.
 //!
+//! **Forks behind long leaves are rescued.** Polls happen only at forks and between loop
+//! blocks, so a fork made before code that runs long without forking would wait on the
+//! list. The fork that starts an empty list is therefore also offered in the worker's
+//! [`RescueSlot`]; when the worker's handled-heartbeat count and its offer have not
+//! changed for two ticks and a worker is idle, the heartbeat thread claims the fork and
+//! queues it. The owner withdraws the offer before it removes the fork; whichever swap
+//! comes first gets it. Spawned jobs go straight to the shared queue (except in a
+//! one-thread pool), since a claimed job must outlive its place on the owner's list.
+//!
 //! **Joins whose fork was shared.** If `b` was promoted, the owner first tries to take it
 //! back out of the queue (nobody started it: run it inline). Otherwise it waits for the
 //! taker to finish, running its own older jobs and queued jobs meanwhile, and sleeping if
@@ -63,7 +72,7 @@ use crate::job::{
     waited_long_enough, JobHeader, JobRef, PanicPayload, StackJob, LONG_AGO, NOT_A_FORK,
     SHARE_AT_ONCE, TAKEN,
 };
-use crate::job_list::JobList;
+use crate::job_list::{JobList, RescueSlot};
 use crate::join::MAX_RECORDED_FORKS;
 use crate::latch::{FinishCount, LockLatch, WorkerLatch};
 use crate::pool::{PanicHandler, ThreadHandler, ThreadPoolBuildError, ThreadPoolBuilder};
@@ -78,6 +87,8 @@ const SPIN_ROUNDS: u32 = 64;
 /// on a cache line of their own.
 pub(crate) struct WorkerShared {
     pub(crate) heartbeat: AtomicBool,
+    /// The job this worker offers to the heartbeat thread in case it stops polling.
+    pub(crate) rescue: RescueSlot,
     pub(crate) counters: WorkerCounters,
     #[cfg(feature = "trace")]
     pub(crate) trace: crate::trace::TraceBuffer,
@@ -159,6 +170,9 @@ pub(crate) struct WorkerThread {
     /// join: the work under way has lasted, and every joined fork's slot is refilled.
     recording_lasts: Cell<bool>,
     pub(crate) jobs: JobList,
+    /// The job offered in `WorkerShared::rescue` (as this worker last left it: the
+    /// heartbeat thread may have claimed it since).
+    offered: Cell<Option<NonNull<JobHeader>>>,
     /// How many more forks get an old stamp (the top of a promoted job, see `run_shared`).
     old_forks_left: Cell<u8>,
     /// `join`s run on this worker, published through `WorkerCounters::forks` (see
@@ -182,6 +196,7 @@ impl Registry {
             .map(|_| {
                 CachePadded::new(WorkerShared {
                     heartbeat: AtomicBool::new(false),
+                    rescue: RescueSlot::new(),
                     counters: WorkerCounters::default(),
                     #[cfg(feature = "trace")]
                     trace: crate::trace::TraceBuffer::new(),
@@ -342,16 +357,25 @@ impl Registry {
         unsafe { job.into_result() }
     }
 
-    /// Queues a heap job: on the calling worker's own list if it belongs to this
-    /// registry (plain stores), else in the shared queue.
+    /// Queues a heap job: on the calling worker's own list in a one-thread pool (plain
+    /// stores: nobody else could run it), else in the shared queue, where any idle
+    /// worker can take it at once.
+    ///
+    /// A spawned job does not wait on its worker's list for a heartbeat to share it, as a
+    /// fork does: the spawning worker may go on to run code that makes no forks (the
+    /// rest of a scope's body, or another spawned job), and would not poll its heartbeat
+    /// until that ends, so spawned jobs would run one after the other. A spawn already
+    /// allocates, so the queue's lock costs it little. (Forks still waiting when their
+    /// worker stops polling are shared through the rescue offer instead, see
+    /// [`RescueSlot`]; a spawned job cannot be offered, because whoever runs it frees it,
+    /// while it would still be linked in its owner's list.)
     pub(crate) fn push_job(&self, job: JobRef) {
         let current = WorkerThread::current();
         // SAFETY: a non-null thread-local pointer refers to this thread's live worker.
         if let Some(worker) = unsafe { current.as_ref() } {
-            if ptr::eq(Arc::as_ptr(&worker.registry), self) {
+            if worker.solo && ptr::eq(Arc::as_ptr(&worker.registry), self) {
                 // SAFETY: a fresh heap job is live until it runs and is on no list.
                 unsafe {
-                    // A spawned job may be shared at the next heartbeat.
                     job.header().recorded_at.set(LONG_AGO);
                     worker.jobs.push(job.0);
                 }
@@ -601,6 +625,7 @@ impl Registry {
 fn heartbeat_main(registry: &Registry) {
     let park = &registry.heartbeat_park;
     let mut last_tick = Instant::now();
+    let mut quiet = vec![QuietWorker::default(); registry.workers.len()];
     loop {
         {
             let mut guard = park.lock.lock().unwrap_or_else(PoisonError::into_inner);
@@ -623,6 +648,8 @@ fn heartbeat_main(registry: &Registry) {
                     .wait(guard)
                     .unwrap_or_else(PoisonError::into_inner);
                 park.parked.store(false, Ordering::SeqCst);
+                // Workers polled unflagged meanwhile: count quiet ticks afresh.
+                quiet.fill(QuietWorker::default());
             }
         }
         pause_until(registry, last_tick.checked_add(registry.heartbeat_interval));
@@ -632,10 +659,64 @@ fn heartbeat_main(registry: &Registry) {
         last_tick = Instant::now();
         let ticks = registry.epoch_ticks.load(Ordering::Relaxed);
         registry.epoch_ticks.store(ticks + 1, Ordering::Relaxed);
+        rescue_quiet_workers(registry, &mut quiet);
         for worker in registry.workers.iter() {
             if !worker.heartbeat.load(Ordering::Relaxed) {
                 worker.heartbeat.store(true, Ordering::Relaxed);
             }
+        }
+    }
+}
+
+/// Ticks without a poll after which the heartbeat thread claims a worker's rescue offer:
+/// two, so that the worker has not polled for at least one whole interval (its flag was
+/// up all that time) while the same fork sat in its offer, which is then as old as a
+/// fork a heartbeat would promote.
+const RESCUE_AFTER_TICKS: u32 = 2;
+
+/// What the heartbeat thread saw of a worker at the previous tick.
+#[derive(Clone, Copy, Default)]
+struct QuietWorker {
+    /// The worker's count of handled heartbeats (`None` after a park, when it is not
+    /// yet known).
+    handled: Option<u64>,
+    /// The job in its rescue offer (compared by address only, never dereferenced).
+    offered: usize,
+    /// Consecutive ticks at which neither had changed, with a job on offer.
+    ticks: u32,
+}
+
+/// The heartbeat thread's side of the rescue protocol (see [`RescueSlot`]): a worker
+/// whose count of handled heartbeats has not moved for [`RESCUE_AFTER_TICKS`] ticks,
+/// while the same fork sat in its offer, has not polled its (raised) flag since: it is
+/// deep in code that makes no forks. If some worker waits for work, that fork is claimed
+/// and shared through the queue, as its own heartbeat would have promoted it.
+fn rescue_quiet_workers(registry: &Registry, quiet: &mut [QuietWorker]) {
+    for (worker, quiet) in registry.workers.iter().zip(quiet) {
+        let offered = worker.rescue.offered_addr();
+        let handled = worker.counters.heartbeats.load(Ordering::Relaxed);
+        if offered == 0 || quiet.handled != Some(handled) || quiet.offered != offered {
+            *quiet = QuietWorker {
+                handled: Some(handled),
+                offered,
+                ticks: 0,
+            };
+            continue;
+        }
+        quiet.ticks = quiet.ticks.saturating_add(1);
+        let waiting = registry
+            .idle
+            .load(Ordering::Relaxed)
+            .saturating_sub(registry.queue.queued());
+        if quiet.ticks < RESCUE_AFTER_TICKS || waiting == 0 {
+            continue;
+        }
+        // Only the fork seen at the previous ticks: if the worker moved on meanwhile and
+        // offered another, it polled, and the new one is young.
+        if let Some(job) = worker.rescue.claim_if(offered) {
+            registry.queue.push([job]);
+            bump(&worker.counters.rescues, 1);
+            *quiet = QuietWorker::default();
         }
     }
 }
@@ -880,11 +961,12 @@ fn activate<R>(worker: &WorkerThread, f: impl FnOnce(&WorkerThread) -> R) -> R {
         fn drop(&mut self) {
             let worker = self.0;
             let registry = &worker.registry;
+            // Only spawned heap jobs can be left (every recorded fork was joined before
+            // its call returned), and those are never offered for rescue.
+            debug_assert!(worker.offered.get().is_none(), "a fork outlived its join");
             let leftover: Vec<JobRef> = std::iter::from_fn(|| {
-                let job = worker.jobs.oldest()?;
-                worker.jobs.pop_oldest();
-                // SAFETY: a job on our list is live; we own it (only spawned heap jobs
-                // can be left: every recorded fork was joined before its call returned).
+                let job = worker.jobs.pop_oldest()?;
+                // SAFETY: a job on our list is live; we own it.
                 unsafe { job.as_ref() }.set_owner(&registry.queue, worker.index);
                 Some(JobRef(job))
             })
@@ -914,6 +996,7 @@ impl WorkerThread {
             record_limit: Cell::new(if solo { 0 } else { MAX_RECORDED_FORKS }),
             recording_lasts: Cell::new(false),
             jobs: JobList::new(),
+            offered: Cell::new(None),
             old_forks_left: Cell::new(0),
             forks: CachePadded::new(AtomicU64::new(0)),
             shared: NonNull::from(&*registry.workers[index]),
@@ -957,6 +1040,66 @@ impl WorkerThread {
     #[inline(always)]
     pub(crate) fn count_fork(&self) {
         bump(&self.forks, 1);
+    }
+
+    /// Pushes the fork `job` (a [`JoinFrame`](crate::job::JoinFrame)) on this worker's
+    /// list and, if the list was empty, offers it for rescue (see [`RescueSlot`]).
+    /// Returns the job that was newest before, as [`JobList::push`] does.
+    ///
+    /// # Safety
+    /// As [`JobList::push`]; in addition, `job` must be removed from the list only after
+    /// [`withdraw_offer`](Self::withdraw_offer), and must stay live, even once claimed,
+    /// until its owner removed it from the list and saw it reclaimed or done (a join
+    /// frame does: its `join` cannot return before). A heap job cannot promise that.
+    #[inline(always)]
+    pub(crate) unsafe fn push_fork(&self, job: NonNull<JobHeader>) -> Option<NonNull<JobHeader>> {
+        // SAFETY: forwarded from the caller.
+        let older = unsafe { self.jobs.push(job) };
+        if older.is_none() {
+            debug_assert!(
+                self.offered.get().is_none(),
+                "an offered job is on the list"
+            );
+            // SAFETY: the caller keeps the job live as `RescueSlot::offer` requires, and
+            // it is LOCAL with its owner recorded just before.
+            unsafe {
+                job.as_ref().set_owner(&self.registry.queue, self.index);
+                self.shared().rescue.offer(job);
+            }
+            self.offered.set(Some(job));
+        }
+        older
+    }
+
+    /// Call before removing `job` from this worker's list: if it is the fork offered for
+    /// rescue, takes the offer back. Returns false if the heartbeat thread claimed it: it
+    /// is then shared, and must stay on the list (with this worker still marking it as
+    /// offered) until its join removes it with [`remove_claimed`](Self::remove_claimed);
+    /// every later call for it returns false too. For any other job this is a plain
+    /// comparison.
+    #[inline(always)]
+    pub(crate) fn withdraw_offer(&self, job: NonNull<JobHeader>) -> bool {
+        if self.offered.get() != Some(job) {
+            return true;
+        }
+        let withdrawn = self.shared().rescue.withdraw(job);
+        if withdrawn {
+            self.offered.set(None);
+        }
+        withdrawn
+    }
+
+    /// The join of a fork whose offer was claimed (see [`withdraw_offer`]) unlinks it.
+    ///
+    /// # Safety
+    /// `job` is the offered fork, claimed, and still on this worker's list.
+    ///
+    /// [`withdraw_offer`]: Self::withdraw_offer
+    pub(crate) unsafe fn remove_claimed(&self, job: NonNull<JobHeader>) {
+        debug_assert_eq!(self.offered.get(), Some(job), "not the offered fork");
+        self.offered.set(None);
+        // SAFETY: the caller guarantees `job` is on our list.
+        unsafe { self.jobs.remove(job) };
     }
 
     /// Whether `join` should record its fork (rather than call both closures directly):
@@ -1058,6 +1201,10 @@ impl WorkerThread {
         let mut promoted = 0;
         let oldest_jobs = std::iter::from_fn(|| {
             let job = self.jobs.oldest().filter(|&job| old_enough(job))?;
+            if !self.withdraw_offer(job) {
+                // The heartbeat thread claimed it and shares it; its join unlinks it.
+                return None;
+            }
             self.jobs.pop_oldest();
             // SAFETY: a job on our list is live; we own it.
             unsafe { job.as_ref() }.set_owner(&registry.queue, self.index);
@@ -1100,7 +1247,10 @@ impl WorkerThread {
     /// Running an own fork early is sound wherever this worker is: its join then finds
     /// the fork no longer LOCAL and waits for DONE, which it already is.
     pub(crate) fn run_pending_job(&self, shared: bool) -> bool {
-        if let Some(job) = self.jobs.pop_newest() {
+        // A newest job whose offer the heartbeat thread claimed is the only one on the
+        // list (an offered fork is the oldest); it is shared, and its join unlinks it.
+        if let Some(job) = self.jobs.newest().filter(|&job| self.withdraw_offer(job)) {
+            self.jobs.pop_newest();
             // SAFETY: a job popped from our own list is live and LOCAL; marking it
             // TAKEN gives us the right to run it.
             unsafe {

@@ -10,7 +10,9 @@ use crate::registry::{self, Registry};
 /// the calling worker, as in Rayon), or on the global pool when called from outside any
 /// pool.
 ///
-/// On a worker the job goes on that worker's own list, like a fork.
+/// On a worker of a pool with more than one thread, the job goes into the pool's shared
+/// queue at once, where an idle worker can take it while the spawning worker goes on; in
+/// a one-thread pool it goes on the worker's own list (newest first).
 ///
 /// ```
 /// let pool = sumac::ThreadPoolBuilder::new()
@@ -53,8 +55,9 @@ where
 }
 
 /// Like [`spawn`], but behind every job spawned before it: the job goes into the pool's
-/// shared FIFO queue (one lock) rather than the spawning worker's own list, so jobs
-/// spawned with `spawn_fifo` start in the order they were spawned.
+/// shared FIFO queue (one lock) even in a one-thread pool, where [`spawn`] uses the
+/// worker's own list, so jobs spawned with `spawn_fifo` start in the order they were
+/// spawned.
 ///
 /// ```
 /// let (sender, receiver) = std::sync::mpsc::channel();
@@ -71,8 +74,8 @@ where
     registry::with_current_registry(|registry| spawn_in(registry, func, true));
 }
 
-/// Spawns `func` into the pool of `registry`: on the calling worker's own list if it
-/// belongs to that pool, or with `fifo` (or from elsewhere) into the shared queue.
+/// Spawns `func` into the pool of `registry`: on the calling worker's own list if it is
+/// the one worker of that pool, else (or with `fifo`) into the shared queue.
 pub(crate) fn spawn_in<F>(registry: &Arc<Registry>, func: F, fifo: bool)
 where
     F: FnOnce() + Send + 'static,

@@ -220,6 +220,9 @@ pub(crate) struct WorkerCounters {
     pub(crate) forks: ForkCounter,
     pub(crate) heartbeats: AtomicU64,
     pub(crate) promotions: AtomicU64,
+    /// Jobs the heartbeat thread took from the worker's rescue offer (written by the
+    /// heartbeat thread only; reported as promotions).
+    pub(crate) rescues: AtomicU64,
     pub(crate) shared_jobs_run: AtomicU64,
     pub(crate) sleeps: AtomicU64,
     pub(crate) wakeups: AtomicU64,
@@ -239,7 +242,10 @@ impl WorkerCounters {
         WorkerStats {
             forks: self.forks.total(),
             heartbeats: self.heartbeats.load(Ordering::Relaxed),
-            promotions: self.promotions.load(Ordering::Relaxed),
+            promotions: self
+                .promotions
+                .load(Ordering::Relaxed)
+                .wrapping_add(self.rescues.load(Ordering::Relaxed)),
             shared_jobs_run: self.shared_jobs_run.load(Ordering::Relaxed),
             sleeps: self.sleeps.load(Ordering::Relaxed),
             wakeups: self.wakeups.load(Ordering::Relaxed),

@@ -60,7 +60,7 @@ pub fn yield_now() -> Option<Yield> {
 ///     // `spawn_fifo` queues the job for the whole pool, not for this worker.
 ///     sumac::spawn_fifo(move || fifo_sender.send("fifo").unwrap());
 ///     assert_eq!(sumac::yield_local(), Some(Yield::Idle));
-///     // `spawn` puts the job on this worker's own list.
+///     // In a one-thread pool, `spawn` puts the job on this worker's own list.
 ///     sumac::spawn(move || sender.send("own").unwrap());
 ///     assert_eq!(sumac::yield_local(), Some(Yield::Executed));
 ///     assert_eq!(receiver.try_recv(), Ok("own"));

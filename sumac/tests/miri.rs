@@ -3,7 +3,8 @@
 //! back or waited for; panics in each closure position while the other closure runs on
 //! another thread; scopes, spawned and broadcast jobs; pools entered from each other and
 //! dropped with work in flight; and the data-parallel code that moves values by pointer
-//! (collect, the in-place drains, the parallel sorts, `par_chunks_mut`).
+//! (collect, the in-place drains, the parallel sorts, `par_chunks_mut`); and a fork
+//! claimed from its worker's rescue offer while the worker runs code without forks.
 //!
 //! Every pool here has a 1 µs heartbeat and loops are forced to split every few items,
 //! so that even these small inputs go through the sharing paths. Under Miri the
@@ -51,6 +52,32 @@ fn joins_are_shared_and_give_the_sequential_result() {
             }
         }
         panic!("no fork was shared: the test did not exercise the hand-off");
+    });
+}
+
+/// Spins, without forking, until `n` callers arrived at `count` (or a very long time
+/// passed, reported as false).
+fn meet(count: &AtomicUsize, n: usize) -> bool {
+    count.fetch_add(1, Ordering::SeqCst);
+    let start = std::time::Instant::now();
+    while count.load(Ordering::SeqCst) < n {
+        if start.elapsed() > std::time::Duration::from_secs(20) {
+            return false;
+        }
+        std::hint::spin_loop();
+    }
+    true
+}
+
+#[test]
+fn a_fork_behind_a_leaf_without_forks_is_claimed_by_the_heartbeat_thread() {
+    // `a` makes no forks, so only the rescue offer can get `b` to the other worker.
+    on_sharing_pools(|pool| {
+        for _ in 0..size(2, 20) {
+            let count = AtomicUsize::new(0);
+            let (a, b) = pool.install(|| sumac::join(|| meet(&count, 2), || meet(&count, 2)));
+            assert!(a && b, "b never ran beside a");
+        }
     });
 }
 

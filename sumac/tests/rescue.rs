@@ -1,0 +1,224 @@
+//! Jobs waiting behind code that makes no forks are still shared (the rescue offer, see
+//! `RescueSlot`): the second closure of a `join` whose first closure is one long
+//! sequential leaf, a scope's spawned jobs while another spawned job or the scope's body
+//! runs, and panics and drops in every position while the heartbeat thread claims jobs.
+//!
+//! A worker polls its heartbeat flag only at forks and between loop blocks, so without
+//! the rescue each test below waits for a partner that can only start after it finished:
+//! the meeting then fails after `MEET_LIMIT` (a hang check, not a timing assertion).
+mod common;
+
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use common::{panic_message, pool_with_heartbeat, stress_pool, DropCounter};
+
+/// How long a closure waits for its partners before it reports that they never ran
+/// beside it. Nothing that works comes anywhere near it.
+const MEET_LIMIT: Duration = Duration::from_secs(20);
+
+/// Announces the caller at `count` and spins, without forking, until `n` callers have
+/// arrived or `MEET_LIMIT` passed. Returns whether all `n` met.
+fn meet(count: &AtomicUsize, n: usize) -> bool {
+    count.fetch_add(1, Ordering::SeqCst);
+    let start = Instant::now();
+    while count.load(Ordering::SeqCst) < n {
+        if start.elapsed() > MEET_LIMIT {
+            return false;
+        }
+        std::hint::spin_loop();
+    }
+    true
+}
+
+/// Two-thread pools with the default interval and with a 1 µs heartbeat.
+fn pools() -> [sumac::ThreadPool; 2] {
+    [
+        pool_with_heartbeat(2, Duration::from_micros(100)),
+        stress_pool(2),
+    ]
+}
+
+#[test]
+fn join_shares_b_while_a_runs_without_forks() {
+    for pool in pools() {
+        let before = pool.stats();
+        for round in 0..10 {
+            let count = AtomicUsize::new(0);
+            let (a, b) = pool.install(|| sumac::join(|| meet(&count, 2), || meet(&count, 2)));
+            assert!(a && b, "round {round}: b never ran while a did");
+        }
+        let promotions = pool.stats().since(&before).total().promotions;
+        assert!(
+            promotions >= 10,
+            "each rescue counts as a promotion: {promotions}"
+        );
+    }
+}
+
+#[test]
+fn join_from_outside_the_pool_shares_b_too() {
+    for pool in pools() {
+        let count = AtomicUsize::new(0);
+        let (a, b) = pool.join(|| meet(&count, 2), || meet(&count, 2));
+        assert!(a && b);
+    }
+}
+
+#[test]
+fn scope_spawns_run_beside_each_other_and_beside_the_body() {
+    for pool in pools() {
+        for _ in 0..5 {
+            let count = AtomicUsize::new(0);
+            let met = AtomicUsize::new(0);
+            pool.scope(|s| {
+                for _ in 0..2 {
+                    s.spawn(|_| {
+                        if meet(&count, 2) {
+                            met.fetch_add(1, Ordering::SeqCst);
+                        }
+                    });
+                }
+            });
+            assert_eq!(
+                met.load(Ordering::SeqCst),
+                2,
+                "the spawned jobs ran one by one"
+            );
+
+            let count = AtomicUsize::new(0);
+            let (mut job_met, mut body_met) = (false, false);
+            pool.scope(|s| {
+                s.spawn(|_| job_met = meet(&count, 2));
+                body_met = meet(&count, 2);
+            });
+            assert!(job_met && body_met, "the spawned job waited for the body");
+        }
+    }
+}
+
+#[test]
+fn fifo_scopes_and_installed_scopes_share_their_spawns() {
+    for pool in pools() {
+        let count = AtomicUsize::new(0);
+        let (mut job_met, mut body_met) = (false, false);
+        pool.install(|| {
+            sumac::scope_fifo(|s| {
+                s.spawn_fifo(|_| job_met = meet(&count, 2));
+                body_met = meet(&count, 2);
+            })
+        });
+        assert!(job_met && body_met);
+    }
+}
+
+#[test]
+fn nested_joins_share_the_offered_fork_of_each_worker() {
+    // Worker 0 offers the outer `b`; whoever takes it offers its own inner `b`. With
+    // three workers, the three leaves that do not wait behind a sibling on the same
+    // worker's list meet.
+    let pool = pool_with_heartbeat(3, Duration::from_micros(100));
+    let count = AtomicUsize::new(0);
+    let ((first, second), (third, fourth)) = pool.install(|| {
+        sumac::join(
+            || sumac::join(|| meet(&count, 3), || true),
+            || sumac::join(|| meet(&count, 3), || meet(&count, 3)),
+        )
+    });
+    assert!(first && second && third && fourth);
+}
+
+#[test]
+fn a_panic_in_a_waits_for_the_rescued_b() {
+    for pool in pools() {
+        for panics_in_a in [true, false] {
+            let count = AtomicUsize::new(0);
+            let finished = AtomicUsize::new(0);
+            let result = panic::catch_unwind(AssertUnwindSafe(|| {
+                pool.install(|| {
+                    sumac::join(
+                        || {
+                            let met = meet(&count, 2);
+                            finished.fetch_add(1, Ordering::SeqCst);
+                            assert!(met, "never met");
+                            assert!(!panics_in_a, "a");
+                        },
+                        || {
+                            let met = meet(&count, 2);
+                            // Outlast `a`, so that its panic must wait for this closure.
+                            std::thread::sleep(Duration::from_millis(5));
+                            finished.fetch_add(1, Ordering::SeqCst);
+                            assert!(met, "never met");
+                            assert!(panics_in_a, "b");
+                        },
+                    )
+                })
+            }));
+            let expected = if panics_in_a { "a" } else { "b" };
+            assert_eq!(panic_message(&*result.unwrap_err()), expected);
+            assert_eq!(finished.load(Ordering::SeqCst), 2, "both closures finished");
+        }
+    }
+}
+
+/// Busy work of about `units` microseconds' worth of loop iterations, with no forks.
+fn busy(units: u64) -> u64 {
+    (0..units * 200).fold(0u64, |acc, i| std::hint::black_box(acc.wrapping_add(i)))
+}
+
+#[test]
+fn claims_racing_withdrawals_run_every_closure_once() {
+    // Leaves of 0-20 µs under a 1 µs heartbeat: the heartbeat thread claims offers just
+    // as their owners withdraw them, over and over. Every closure must run and be
+    // dropped exactly once, and the sums must match.
+    let pool = stress_pool(3);
+    let counter = DropCounter::new();
+    let runs = AtomicUsize::new(0);
+    let mut seed = 0x2545_f491_4f6c_dd1d_u64;
+    let mut next = move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    };
+    for _ in 0..2_000 {
+        let (a_units, b_units, nested) = (next() % 20, next() % 20, next() % 4 == 0);
+        let (ta, tb) = (counter.token(), counter.token());
+        let (runs, counter) = (&runs, &counter);
+        let (x, y) = pool.install(|| {
+            sumac::join(
+                move || {
+                    let _ta = ta;
+                    runs.fetch_add(1, Ordering::Relaxed);
+                    if nested {
+                        let tc = counter.token();
+                        let (p, q) = sumac::join(
+                            || busy(a_units),
+                            move || {
+                                let _tc = tc;
+                                busy(b_units)
+                            },
+                        );
+                        p.wrapping_add(q)
+                    } else {
+                        busy(a_units)
+                    }
+                },
+                move || {
+                    let _tb = tb;
+                    runs.fetch_add(1, Ordering::Relaxed);
+                    busy(b_units)
+                },
+            )
+        });
+        let expected_a = if nested {
+            busy(a_units).wrapping_add(busy(b_units))
+        } else {
+            busy(a_units)
+        };
+        assert_eq!((x, y), (expected_a, busy(b_units)));
+    }
+    assert_eq!(runs.load(Ordering::Relaxed), 4_000);
+    assert_eq!(counter.created(), counter.dropped());
+}
