@@ -152,6 +152,12 @@ pub(crate) enum ForkSize {
     /// A parallel loop timed it as too small to share before it waited through a whole
     /// interval.
     Small,
+    /// The rest of a parallel loop split off before its first item (see
+    /// `split_off_first_item`): of unknown size, so stamped like [`Small`](Self::Small),
+    /// and recorded without polling the heartbeat flag, which the loop's own driver
+    /// polls once it has timed that item (a request consumed here would make the loop
+    /// wait for the next one before it splits).
+    RestOfLoop,
 }
 
 /// [`join`] for a caller that knows how big `b` is (a parallel loop splitting off half of
@@ -210,7 +216,7 @@ where
     worker.count_fork();
     let record = match size {
         ForkSize::Unknown => worker.should_record(),
-        ForkSize::Big | ForkSize::Small => worker.should_record_measured(),
+        ForkSize::Big | ForkSize::Small | ForkSize::RestOfLoop => worker.should_record_measured(),
     };
     if record {
         // Laid out away from the direct calls below: in a one-thread pool they are the
@@ -252,7 +258,7 @@ where
     // A big `b` may be shared at the next heartbeat (see `WorkerThread::on_heartbeat`).
     let recorded_at = match size {
         ForkSize::Big => SHARE_AT_ONCE,
-        ForkSize::Small => worker.registry().heartbeat_epoch(),
+        ForkSize::Small | ForkSize::RestOfLoop => worker.registry().heartbeat_epoch(),
         ForkSize::Unknown => worker.fork_stamp(),
     };
     frame.header().recorded_at.set(recorded_at);
@@ -261,7 +267,9 @@ where
     // offer and remove it from the list (or wait for whoever took it) before returning
     // or unwinding.
     let older = unsafe { worker.push_fork(job.0) };
-    worker.poll_heartbeat();
+    if size != ForkSize::RestOfLoop {
+        worker.poll_heartbeat();
+    }
     let result_a = panic::catch_unwind(AssertUnwindSafe(a));
     if !worker.withdraw_offer(job.0) {
         // The heartbeat thread claimed the frame while `a` ran without polling: it is

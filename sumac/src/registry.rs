@@ -714,8 +714,9 @@ fn rescue_quiet_workers(registry: &Registry, quiet: &mut [QuietWorker]) {
         // Only the fork seen at the previous ticks: if the worker moved on meanwhile and
         // offered another, it polled, and the new one is young.
         if let Some(job) = worker.rescue.claim_if(offered) {
-            registry.queue.push([job]);
+            // Counted before the push, so that whoever sees the job done sees the count.
             bump(&worker.counters.rescues, 1);
+            registry.queue.push([job]);
             *quiet = QuietWorker::default();
         }
     }
@@ -830,6 +831,16 @@ impl Drop for RegisteredWorker {
 
 thread_local! {
     static REGISTERED_WORKER: RegisteredWorker = const { RegisteredWorker(Cell::new(ptr::null_mut())) };
+}
+
+/// Whether some worker of the calling worker's pool waits for work: idle, with no queued
+/// job to take (a hint; false outside a pool).
+pub(crate) fn a_worker_waits() -> bool {
+    // SAFETY: a non-null thread-local pointer refers to this thread's live worker.
+    unsafe { WorkerThread::current().as_ref() }.is_some_and(|worker| {
+        let registry = &worker.registry;
+        registry.idle.load(Ordering::Relaxed) > registry.queue.queued()
+    })
 }
 
 /// Makes the calling thread worker 0 of `registry` (see above). Fails if it already is

@@ -162,6 +162,41 @@ fn a_panic_in_a_waits_for_the_rescued_b() {
     }
 }
 
+/// Waits until every worker of `pool` sleeps (a sleeping worker has counted one more
+/// sleep than wake-ups), so that the next call into the pool finds the others idle.
+fn wait_until_all_asleep(pool: &sumac::ThreadPool) {
+    let start = Instant::now();
+    while !pool
+        .stats()
+        .workers
+        .iter()
+        .all(|w| w.sleeps == w.wakeups + 1)
+    {
+        assert!(start.elapsed() < MEET_LIMIT, "the workers never all slept");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
+#[test]
+fn a_loop_whose_first_item_runs_long_shares_the_rest() {
+    use sumac::prelude::*;
+    for pool in pools() {
+        for items in [2usize, 3, 5] {
+            wait_until_all_asleep(&pool);
+            // The first item to start waits for a second one: only a loop whose rest was
+            // handed to another worker while its first item ran lets them meet.
+            let count = AtomicUsize::new(0);
+            let met: Vec<bool> = pool.install(|| {
+                (0..items)
+                    .into_par_iter()
+                    .map(|_| meet(&count, 2))
+                    .collect()
+            });
+            assert!(met.iter().all(|&m| m), "{items} items: {met:?}");
+        }
+    }
+}
+
 /// Busy work of about `units` microseconds' worth of loop iterations, with no forks.
 fn busy(units: u64) -> u64 {
     (0..units * 200).fold(0u64, |acc, i| std::hint::black_box(acc.wrapping_add(i)))

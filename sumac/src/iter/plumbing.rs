@@ -528,10 +528,42 @@ where
     crate::in_worker_single_aware(move |single_thread| {
         if single_thread && len <= producer.max_len() && !hooks::forcing() {
             run_as_one_block(producer, consumer)
+        } else if len >= 2
+            && producer.min_len() <= 1
+            && len <= producer.max_len()
+            && crate::registry::a_worker_waits()
+        {
+            split_off_first_item(producer, len, consumer)
         } else {
             drive(producer, len, consumer, 1)
         }
     })
+}
+
+/// A loop that starts while a worker of its pool waits for work: its first item runs as
+/// the first closure of a `join` whose second closure is the rest of the loop. A loop
+/// times its first block (one item) before it may split, so without this, a first item
+/// that runs long without forks would keep the rest of the loop from everyone. Here the
+/// rest is a recorded fork, which a heartbeat shares once it has waited an interval, or,
+/// if the item makes no forks, the heartbeat thread hands to an idle worker through the
+/// rescue offer (see `RescueSlot`). If the item is quick, the rest runs inline as a loop
+/// of its own, at the cost of one fork and one consumer split. Loops under
+/// `with_min_len` keep their first block whole and skip this.
+fn split_off_first_item<P, C>(producer: P, len: usize, consumer: C) -> C::Result
+where
+    P: Producer,
+    C: Consumer<P::Item>,
+{
+    let (first_p, rest_p) = producer.split_at(1);
+    let (first_c, rest_c, reducer) = consumer.split_at(1);
+    let (first, rest) = join_hinted(
+        // One item needs no block loop, clock or polls (the rest times its own first
+        // block).
+        move || run_as_one_block(first_p, first_c),
+        move || drive(rest_p, len - 1, rest_c, 1),
+        ForkSize::RestOfLoop,
+    );
+    reducer.reduce(first, rest)
 }
 
 /// The loop of a one-thread pool, where no piece could ever be shared: all items in one
