@@ -55,18 +55,9 @@ fn joins_are_shared_and_give_the_sequential_result() {
     });
 }
 
-/// Spins, without forking, until `n` callers arrived at `count` (or a very long time
-/// passed, reported as false).
+/// Spins, without forking, until `n` callers arrived at `count` (false after 20 s).
 fn meet(count: &AtomicUsize, n: usize) -> bool {
-    count.fetch_add(1, Ordering::SeqCst);
-    let start = std::time::Instant::now();
-    while count.load(Ordering::SeqCst) < n {
-        if start.elapsed() > std::time::Duration::from_secs(20) {
-            return false;
-        }
-        std::hint::spin_loop();
-    }
-    true
+    common::meet(count, n, std::time::Duration::from_secs(20))
 }
 
 #[test]

@@ -18,18 +18,10 @@ use common::{panic_message, pool_with_heartbeat, stress_pool, DropCounter};
 /// beside it. Nothing that works comes anywhere near it.
 const MEET_LIMIT: Duration = Duration::from_secs(20);
 
-/// Announces the caller at `count` and spins, without forking, until `n` callers have
-/// arrived or `MEET_LIMIT` passed. Returns whether all `n` met.
+/// Spins, without forking, until `n` callers arrived at `count` (false after
+/// `MEET_LIMIT`).
 fn meet(count: &AtomicUsize, n: usize) -> bool {
-    count.fetch_add(1, Ordering::SeqCst);
-    let start = Instant::now();
-    while count.load(Ordering::SeqCst) < n {
-        if start.elapsed() > MEET_LIMIT {
-            return false;
-        }
-        std::hint::spin_loop();
-    }
-    true
+    common::meet(count, n, MEET_LIMIT)
 }
 
 /// Two-thread pools with the default interval and with a 1 µs heartbeat.

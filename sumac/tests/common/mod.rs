@@ -115,6 +115,21 @@ pub fn process_thread_count() -> usize {
         .unwrap_or(0)
 }
 
+/// Announces the caller at `count` and spins, without forking, until `n` callers have
+/// arrived or `limit` passed (a hang check: nothing that works comes near it). Returns
+/// whether all `n` met, i.e. ran at the same time.
+pub fn meet(count: &AtomicUsize, n: usize, limit: Duration) -> bool {
+    count.fetch_add(1, Ordering::SeqCst);
+    let start = std::time::Instant::now();
+    while count.load(Ordering::SeqCst) < n {
+        if start.elapsed() > limit {
+            return false;
+        }
+        std::hint::spin_loop();
+    }
+    true
+}
+
 /// How long a test waits before it calls a computation hung (a hang check, not a
 /// timing assertion: nothing that finishes takes anywhere near this long).
 pub const HANG: Duration = Duration::from_secs(60);
