@@ -43,8 +43,8 @@
 //! **Forks behind long leaves are rescued.** Polls happen only at forks and between loop
 //! blocks, so a fork made before code that runs long without forking would wait on the
 //! list. The fork that starts an empty list is therefore also offered in the worker's
-//! [`RescueSlot`]; when the worker's handled-heartbeat count and its offer have not
-//! changed for two ticks and a worker is idle, the heartbeat thread claims the fork and
+//! [`RescueSlot`]; when the worker's counts of forks and handled heartbeats and its offer
+//! have not changed for two ticks and a worker is idle, the heartbeat thread claims the fork and
 //! queues it. The owner withdraws the offer before it removes the fork; whichever swap
 //! comes first gets it. Spawned jobs go straight to the shared queue (except in a
 //! one-thread pool), since a claimed job must outlive its place on the owner's list.
@@ -677,9 +677,9 @@ const RESCUE_AFTER_TICKS: u32 = 2;
 /// What the heartbeat thread saw of a worker at the previous tick.
 #[derive(Clone, Copy, Default)]
 struct QuietWorker {
-    /// The worker's count of handled heartbeats (`None` after a park, when it is not
-    /// yet known).
-    handled: Option<u64>,
+    /// The worker's counts of handled heartbeats and of forks (`None` after a park, when
+    /// they are not yet known).
+    handled: Option<(u64, u64)>,
     /// The job in its rescue offer (compared by address only, never dereferenced).
     offered: usize,
     /// Consecutive ticks at which neither had changed, with a job on offer.
@@ -687,14 +687,19 @@ struct QuietWorker {
 }
 
 /// The heartbeat thread's side of the rescue protocol (see [`RescueSlot`]): a worker
-/// whose count of handled heartbeats has not moved for [`RESCUE_AFTER_TICKS`] ticks,
-/// while the same fork sat in its offer, has not polled its (raised) flag since: it is
-/// deep in code that makes no forks. If some worker waits for work, that fork is claimed
+/// whose counts of handled heartbeats and of forks have not moved for
+/// [`RESCUE_AFTER_TICKS`] ticks, while the same fork sat in its offer, has neither
+/// polled its (raised) flag nor forked since: it is deep in code that makes no forks.
+/// (The fork count also tells a fork offered again at the same stack address, by a
+/// worker that forks without handling a heartbeat, from one that sat there.) If some worker waits for work, that fork is claimed
 /// and shared through the queue, as its own heartbeat would have promoted it.
 fn rescue_quiet_workers(registry: &Registry, quiet: &mut [QuietWorker]) {
     for (worker, quiet) in registry.workers.iter().zip(quiet) {
         let offered = worker.rescue.offered_addr();
-        let handled = worker.counters.heartbeats.load(Ordering::Relaxed);
+        let handled = (
+            worker.counters.heartbeats.load(Ordering::Relaxed),
+            worker.counters.forks.total(),
+        );
         if offered == 0 || quiet.handled != Some(handled) || quiet.offered != offered {
             *quiet = QuietWorker {
                 handled: Some(handled),

@@ -183,7 +183,8 @@ impl ForkCounter {
         }
     }
 
-    fn total(&self) -> u64 {
+    /// Forks counted so far (by the running worker and before it exited).
+    pub(crate) fn total(&self) -> u64 {
         let site = self.lock();
         // SAFETY: a published counter stays alive until its attachment is dropped, which
         // needs this lock to unpublish it first.
