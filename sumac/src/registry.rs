@@ -544,6 +544,13 @@ impl Registry {
         self.epoch_ticks.load(Ordering::Relaxed)
     }
 
+    /// How many workers wait for work: idle, with no queued job to take (a hint).
+    fn workers_waiting(&self) -> usize {
+        self.idle
+            .load(Ordering::Relaxed)
+            .saturating_sub(self.queue.queued())
+    }
+
     /// Claims the pool-wide right to promote now: at most one promotion per
     /// `interval / busy workers` across the pool. A lone busy worker with a tiny input
     /// therefore shares at most once per heartbeat interval however many idle workers
@@ -709,11 +716,7 @@ fn rescue_quiet_workers(registry: &Registry, quiet: &mut [QuietWorker]) {
             continue;
         }
         quiet.ticks = quiet.ticks.saturating_add(1);
-        let waiting = registry
-            .idle
-            .load(Ordering::Relaxed)
-            .saturating_sub(registry.queue.queued());
-        if quiet.ticks < RESCUE_AFTER_TICKS || waiting == 0 {
+        if quiet.ticks < RESCUE_AFTER_TICKS || registry.workers_waiting() == 0 {
             continue;
         }
         // Only the fork seen at the previous ticks: if the worker moved on meanwhile and
@@ -842,10 +845,8 @@ thread_local! {
 /// job to take (a hint; false outside a pool).
 pub(crate) fn a_worker_waits() -> bool {
     // SAFETY: a non-null thread-local pointer refers to this thread's live worker.
-    unsafe { WorkerThread::current().as_ref() }.is_some_and(|worker| {
-        let registry = &worker.registry;
-        registry.idle.load(Ordering::Relaxed) > registry.queue.queued()
-    })
+    unsafe { WorkerThread::current().as_ref() }
+        .is_some_and(|worker| worker.registry.workers_waiting() > 0)
 }
 
 /// Makes the calling thread worker 0 of `registry` (see above). Fails if it already is
@@ -1194,10 +1195,7 @@ impl WorkerThread {
         let Some(oldest) = self.jobs.oldest().filter(|&job| old_enough(job)) else {
             return;
         };
-        let wanted = registry
-            .idle
-            .load(Ordering::Relaxed)
-            .saturating_sub(registry.queue.queued());
+        let wanted = registry.workers_waiting();
         if wanted == 0 {
             return;
         }
