@@ -155,10 +155,14 @@ fn a_panicking_destructor_in_a_job_run_at_a_join_does_not_unwind_the_join() {
                 let outcome = panic::catch_unwind(AssertUnwindSafe(|| {
                     sumac::join(
                         || {
-                            // Make `b` get stolen: keep polling the heartbeat.
+                            // `b` gets stolen: the heartbeat thread hands it over (the
+                            // rescue offer) while this closure waits without forking.
+                            // (Forking here, this worker could itself run `b` from the
+                            // queue while it waited at one of those joins, nested below
+                            // this closure, and `b` would then wait for this closure
+                            // forever.)
                             while !b_started.load(Ordering::SeqCst) {
-                                sumac::join(|| (), || ());
-                                std::hint::spin_loop();
+                                thread::yield_now();
                             }
                             let armed = Arc::new(AtomicBool::new(false));
                             let bomb = Bomb {
