@@ -3,14 +3,23 @@
 //! heartbeats only at forks, so these shapes test how it shares work that waits behind a
 //! leaf (sumac's rescue offer, see `sumac/src/SCHEDULER.md`).
 //!
-//! `cargo run --release -p sumac-bench --example long_leaves -- [LEAF_MS] [THREADS]`
+//! `cargo run --release -p sumac-bench --example long_leaves -- [LEAF_MS] [THREADS] [sleep]`
 //! (default: 20 ms leaves, 2 threads). Each line gives the best of five wall-clock times
-//! in ms, and the best time the shape allows with that many threads.
+//! in ms, and the best time the shape allows with that many threads. With `sleep`, the
+//! leaves sleep instead of spinning, so that pools larger than the machine can be
+//! checked (a sleeping leaf makes no forks either).
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
-/// Busy work for `length`, with no forks and no system calls.
+/// Leaves sleep rather than spin (the third argument is `sleep`).
+static SLEEP: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Busy work for `length`, with no forks and no system calls (or a sleep that long).
 fn leaf(length: Duration) -> u64 {
+    if SLEEP.load(std::sync::atomic::Ordering::Relaxed) {
+        std::thread::sleep(length);
+        return 0;
+    }
     let start = Instant::now();
     let mut n = 0u64;
     while start.elapsed() < length {
@@ -36,6 +45,11 @@ fn main() {
         .next()
         .map_or(20, |a| a.parse().expect("leaf length in ms"));
     let threads: usize = args.next().map_or(2, |a| a.parse().expect("thread count"));
+    match args.next().as_deref() {
+        None => {}
+        Some("sleep") => SLEEP.store(true, std::sync::atomic::Ordering::Relaxed),
+        Some(other) => panic!("unknown leaf kind {other:?} (expected `sleep`)"),
+    }
     let t = Duration::from_millis(leaf_ms);
     let sumac_pool = sumac::ThreadPoolBuilder::new()
         .num_threads(threads)
@@ -46,7 +60,12 @@ fn main() {
         .build()
         .expect("rayon pool");
     let ideal = |leaves: u64| (leaves.div_ceil(threads as u64) * leaf_ms) as f64;
-    println!("{leaf_ms} ms leaves, {threads} threads: best of 5 runs (ms)");
+    let kind = if SLEEP.load(std::sync::atomic::Ordering::Relaxed) {
+        "sleeping"
+    } else {
+        "busy"
+    };
+    println!("{leaf_ms} ms {kind} leaves, {threads} threads: best of 5 runs (ms)");
     println!(
         "{:<40} {:>8} {:>8} {:>8}",
         "shape", "sumac", "rayon", "ideal"
@@ -83,6 +102,16 @@ fn main() {
             });
         }),
         ideal(4),
+    );
+    row(
+        "join tree of depth 3 (8 leaves)",
+        best_ms(|| {
+            sumac_pool.install(|| sumac_tree(3, t));
+        }),
+        best_ms(|| {
+            rayon_pool.install(|| rayon_tree(3, t));
+        }),
+        ideal(8),
     );
     row(
         "scope: 4 spawned leaves",
@@ -147,4 +176,22 @@ fn main() {
         }),
         ideal(items),
     );
+}
+
+/// A balanced tree of `join`s, `depth` levels above its 2^depth leaves.
+fn sumac_tree(depth: u32, t: Duration) -> u64 {
+    if depth == 0 {
+        return leaf(t);
+    }
+    let (a, b) = sumac::join(|| sumac_tree(depth - 1, t), || sumac_tree(depth - 1, t));
+    a.wrapping_add(b)
+}
+
+/// [`sumac_tree`] with `rayon::join`.
+fn rayon_tree(depth: u32, t: Duration) -> u64 {
+    if depth == 0 {
+        return leaf(t);
+    }
+    let (a, b) = rayon::join(|| rayon_tree(depth - 1, t), || rayon_tree(depth - 1, t));
+    a.wrapping_add(b)
 }

@@ -134,6 +134,28 @@ impl JobList {
         self.newest.get()
     }
 
+    /// The job pushed right after `job`, if `job` is not the newest.
+    ///
+    /// # Safety
+    /// `job` is on this list.
+    pub(crate) unsafe fn newer(&self, job: NonNull<JobHeader>) -> Option<NonNull<JobHeader>> {
+        if self.newest.get() == Some(job) {
+            // The newest job's `newer` field is stale.
+            return None;
+        }
+        // SAFETY: `job` is on this list, hence live.
+        unsafe { job.as_ref() }.newer.get()
+    }
+
+    /// The job pushed right before `job`, if `job` is not the oldest.
+    ///
+    /// # Safety
+    /// `job` is on this list.
+    pub(crate) unsafe fn older(&self, job: NonNull<JobHeader>) -> Option<NonNull<JobHeader>> {
+        // SAFETY: `job` is on this list, hence live.
+        unsafe { job.as_ref() }.older.get()
+    }
+
     /// Removes and returns the oldest job.
     pub(crate) fn pop_oldest(&self) -> Option<NonNull<JobHeader>> {
         let oldest = self.oldest.get()?;
@@ -142,7 +164,8 @@ impl JobList {
         Some(oldest)
     }
 
-    /// Removes and returns the newest job.
+    /// Removes and returns the newest job (the unit tests use it).
+    #[cfg(all(test, not(loom)))]
     pub(crate) fn pop_newest(&self) -> Option<NonNull<JobHeader>> {
         let newest = self.newest.get()?;
         // SAFETY: `newest` is on this list.
@@ -151,19 +174,19 @@ impl JobList {
     }
 }
 
-/// A worker's *rescue offer*: the fork it pushed on its empty list, which the heartbeat
-/// thread may take from it if the worker stops polling its heartbeat flag.
+/// One of a worker's *rescue offers*: a fork on its list, which the heartbeat thread
+/// may take from it if the worker stops polling its heartbeat flag.
 ///
 /// Polls happen at forks and between the blocks of parallel loops. Code that runs for a
 /// long time without either (a long sequential leaf under `join`, or a spawned job, or
 /// the body of a scope) would otherwise keep every job older than it on the list, where
 /// no other thread may look, while idle workers wait: `join(leaf, leaf)` would run its
-/// two leaves one after the other. So a fork pushed on an empty list (the oldest job,
-/// until it is removed) is also published here, and the heartbeat thread *claims*
+/// two leaves one after the other. So every fork a worker records is also published in
+/// one of its slots (one per fork its list can hold), and the heartbeat thread *claims*
 /// it when its worker has not polled for two whole intervals while another worker is
 /// idle, and shares it through the queue like a promotion.
 ///
-/// The protocol, one offer at a time per worker:
+/// The protocol, for each slot (one offer at a time in it):
 /// * the owner [`offer`](Self::offer)s a job it keeps live (a release store: the job's
 ///   fields, written before, reach whoever claims it);
 /// * before the owner removes that job from its list (to join, promote or run it), it
@@ -172,16 +195,17 @@ impl JobList {
 ///   shared, and stays on the list until its join unlinks it and waits for it like a
 ///   promoted fork (nothing else may unlink it: the join could not tell);
 /// * the heartbeat thread [`claim_if`](Self::claim_if)s it with a compare-and-swap, so
-///   exactly one of the two gets the job. A claimed job's frame stays live: its owner cannot leave the
-///   join before the job is reclaimed or done.
+///   exactly one of the two gets the job. A claimed job's frame stays live: its owner
+///   cannot leave the join before the job is reclaimed or done. The slot stays empty
+///   until then, so it cannot be offered again meanwhile.
 ///
 /// Only join frames are offered: a claimed job stays linked in its owner's list until
 /// the owner removes it, and a frame outlives that (its `join` waits for it), whereas a
 /// spawned heap job is freed by whoever runs it. (Spawned jobs go to the shared queue
 /// at once when a worker waits for work, see `Registry::push_job`.)
 ///
-/// The owner pays a store when it pushes on an empty list and a swap when it removes
-/// that fork: once per fork that starts an empty list, never on the other forks.
+/// The owner pays a store when it records a fork and a swap when it removes it; forks
+/// that run as direct calls pay nothing.
 pub(crate) struct RescueSlot(AtomicPtr<JobHeader>);
 
 impl RescueSlot {

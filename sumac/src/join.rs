@@ -21,9 +21,10 @@ pub(crate) const MAX_RECORDED_FORKS: usize = 3;
 /// closures are done.
 ///
 /// Heartbeats are seen at forks, so `b` moves while `a` forks on. If `a` is one long
-/// sequential leaf, the heartbeat thread itself hands the worker's oldest waiting fork
-/// (`b`, when no older fork of this worker waits) to an idle worker after about two
-/// heartbeat intervals (200 µs by default), so `join(leaf, leaf)` still runs its leaves
+/// sequential leaf, the heartbeat thread itself hands the worker's waiting forks (`b`
+/// and the forks of up to two enclosing joins, one per idle worker) to idle workers
+/// after about two heartbeat intervals (200 µs by default), so `join(leaf, leaf)`, and
+/// a tree of joins up to three levels deep over long leaves, still run their leaves
 /// side by side.
 ///
 /// ```

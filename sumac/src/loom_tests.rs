@@ -30,6 +30,7 @@
 //! they happen). Any change to the production functions mirrored here must be reflected
 //! in the mirror.
 
+use std::cell::Cell;
 use std::panic;
 use std::ptr::NonNull;
 use std::sync::atomic::Ordering;
@@ -145,8 +146,23 @@ fn promote(queue: &SharedQueue, index: usize, jobs: &JobList, wanted: usize) {
     note(format_args!("worker {index} promoted {wanted} job(s)"));
 }
 
-/// Mirrors `WorkerThread::wait_until`.
-fn wait_until(queue: &SharedQueue, index: usize, jobs: &JobList, done: impl Fn() -> bool) {
+/// Mirrors `WorkerThread::withdraw_offer` for the worker's own jobs: false if the
+/// heartbeat thread claimed the job (it is shared; its join unlinks it).
+type Withdraw<'a> = &'a dyn Fn(NonNull<JobHeader>) -> bool;
+
+/// A [`Withdraw`] for a worker that offered nothing.
+fn no_offers(_: NonNull<JobHeader>) -> bool {
+    true
+}
+
+/// Mirrors `WorkerThread::wait_until`; `withdraw` mirrors the worker's `withdraw_offer`.
+fn wait_until(
+    queue: &SharedQueue,
+    index: usize,
+    jobs: &JobList,
+    withdraw: Withdraw<'_>,
+    done: impl Fn() -> bool,
+) {
     let mut idled = false;
     loop {
         if done() {
@@ -156,15 +172,30 @@ fn wait_until(queue: &SharedQueue, index: usize, jobs: &JobList, done: impl Fn()
             }
             return;
         }
-        if let Some(job) = jobs.pop_newest() {
-            // SAFETY: a job popped from our own list is live and LOCAL; marking it TAKEN
-            // gives us the right to run it.
+        // Mirrors `run_pending_job`: the newest own job not claimed by the heartbeat
+        // thread.
+        let mut next = jobs.newest();
+        let mut ran = false;
+        while let Some(job) = next {
+            // SAFETY: `job` is on our list.
+            next = unsafe { jobs.older(job) };
+            if !withdraw(job) {
+                continue;
+            }
+            note(format_args!("worker {index} runs its own {job:?}"));
+            // SAFETY: a job removed from our own list is live and LOCAL; marking it
+            // TAKEN gives us the right to run it.
             unsafe {
+                jobs.remove(job);
                 let header = job.as_ref();
                 header.set_owner(queue, index);
                 header.share.store(TAKEN, Ordering::Relaxed);
                 JobHeader::execute(job);
             }
+            ran = true;
+            break;
+        }
+        if ran {
             continue;
         }
         if let Some(job) = queue.take_addressed(index) {
@@ -214,6 +245,7 @@ fn join_tail<B, RB>(
     queue: &SharedQueue,
     index: usize,
     jobs: &JobList,
+    withdraw: Withdraw<'_>,
     frame: &JoinFrame<B, RB>,
     older: Option<NonNull<JobHeader>>,
 ) -> RB
@@ -230,7 +262,7 @@ where
         let b = unsafe { frame.take_func() };
         return b();
     }
-    join_shared(queue, index, jobs, frame)
+    join_shared(queue, index, jobs, withdraw, frame)
 }
 
 /// Mirrors `join_shared`: the frame left the list (promoted, or claimed by the heartbeat
@@ -239,6 +271,7 @@ fn join_shared<B, RB>(
     queue: &SharedQueue,
     index: usize,
     jobs: &JobList,
+    withdraw: Withdraw<'_>,
     frame: &JoinFrame<B, RB>,
 ) -> RB
 where
@@ -259,7 +292,7 @@ where
         "worker {index} waits for {:?}",
         frame.job_ref()
     ));
-    wait_until(queue, index, jobs, || {
+    wait_until(queue, index, jobs, withdraw, || {
         header.share.load(Ordering::Acquire) == DONE
     });
     // SAFETY: DONE was observed with acquire ordering; the result is taken once.
@@ -292,7 +325,7 @@ type Terminating = Arc<PoolState>;
 /// exit handler, so the loop that runs what one queued finds nothing).
 fn worker_main(queue: &SharedQueue, index: usize, pool: &PoolState) {
     let jobs = JobList::new();
-    wait_until(queue, index, &jobs, || {
+    wait_until(queue, index, &jobs, &no_offers, || {
         pool.live_spawns.load(Ordering::Acquire) == 0
             && jobs.is_empty()
             && queue.queued() == 0
@@ -393,7 +426,7 @@ fn owner_join(queue: &SharedQueue, index: usize, value: usize) -> usize {
         let older = unsafe { jobs.push(frame.job_ref().0) };
         // `a` runs; the heartbeat fires inside it.
         promote(queue, index, &jobs, 1);
-        join_tail(queue, index, &jobs, &frame, older)
+        join_tail(queue, index, &jobs, &no_offers, &frame, older)
         // The frame is popped here.
     };
     check_ran_once(value, result, &runs, &slot);
@@ -415,9 +448,9 @@ fn owner_nested_join(queue: &SharedQueue, index: usize, wanted: usize) {
             // SAFETY: as in `owner_join`.
             let older2 = unsafe { jobs.push(frame2.job_ref().0) };
             promote(queue, index, &jobs, wanted);
-            join_tail(queue, index, &jobs, &frame2, older2)
+            join_tail(queue, index, &jobs, &no_offers, &frame2, older2)
         };
-        let r1 = join_tail(queue, index, &jobs, &frame1, older1);
+        let r1 = join_tail(queue, index, &jobs, &no_offers, &frame1, older1);
         (r1, r2)
     };
     check_ran_once(1, r1, &runs1, &slot1);
@@ -881,12 +914,12 @@ fn owner_join_offered(
         // `a` runs here, without polling.
         if rescue.withdraw(job.0) {
             note(format_args!("worker {index} withdrew its offer"));
-            join_tail(queue, index, &jobs, &frame, older)
+            join_tail(queue, index, &jobs, &no_offers, &frame, older)
         } else {
             note(format_args!("worker {index} found {job:?} claimed"));
             // SAFETY: a claimed frame stays on the owner's list until the owner removes it.
             unsafe { jobs.remove(job.0) };
-            join_shared(queue, index, &jobs, &frame)
+            join_shared(queue, index, &jobs, &no_offers, &frame)
         }
     };
     check_ran_once(value, result, &runs, &slot);
@@ -921,6 +954,92 @@ fn loom_rescue_claim_races_withdraw() {
             thread::spawn(move || rescue_tick(&queue, &rescue))
         };
         owner_join_offered(&queue, &rescue, 0, 7);
+        heartbeat.join().unwrap();
+        terminate(&queue, &terminating);
+        thief.join().unwrap();
+    });
+}
+
+/// Worker 0 runs `join(a1, b1)` and, inside `a1`, `join(a2, b2)`: both forks are
+/// recorded and each is offered in a slot of its own (`WorkerThread::push_fork`). The
+/// owner withdraws the inner offer, then the outer one, as the two joins end; whichever
+/// of them the heartbeat thread claimed first is joined as a shared fork. Returns both
+/// results after checking each ran exactly once, before its join returned.
+fn owner_nested_joins_offered(queue: &SharedQueue, rescue: &[RescueSlot; 2]) -> (usize, usize) {
+    let jobs = JobList::new();
+    let (b1, runs1, slot1) = checked_closure(11);
+    let (b2, runs2, slot2) = checked_closure(22);
+    let outer = JoinFrame::new(b1);
+    let inner = JoinFrame::new(b2);
+    let frames = [outer.job_ref(), inner.job_ref()];
+    let mut older = [None; 2];
+    // Mirrors `WorkerThread::offered`: the job each slot holds, as the owner left it.
+    let offered = [Cell::new(None), Cell::new(None)];
+    for (i, job) in frames.iter().enumerate() {
+        // SAFETY: as in `owner_join_offered`; both frames outlive their joins below.
+        older[i] = unsafe { jobs.push(job.0) };
+        [outer.header(), inner.header()][i].set_owner(queue, 0);
+        // SAFETY: as above; the frame is LOCAL with its owner recorded.
+        unsafe { rescue[i].offer(job.0) };
+        offered[i].set(Some(job.0));
+        note(format_args!("worker 0 offered {job:?} in slot {i}"));
+    }
+    let withdraw = |job: NonNull<JobHeader>| -> bool {
+        let Some(i) = offered.iter().position(|slot| slot.get() == Some(job)) else {
+            return true;
+        };
+        let withdrawn = rescue[i].withdraw(job);
+        note(format_args!("worker 0 withdrew slot {i}: {withdrawn}"));
+        if withdrawn {
+            offered[i].set(None);
+        }
+        withdrawn
+    };
+    // `a2` runs here, without polling; then the inner join, then the outer one.
+    let join_offered = |i: usize| -> usize {
+        let job = frames[i];
+        let withdrawn = withdraw(job.0);
+        if !withdrawn {
+            // Mirrors `remove_claimed`.
+            offered[i].set(None);
+            // SAFETY: a claimed frame stays on the owner's list until the owner removes it.
+            unsafe { jobs.remove(job.0) };
+        }
+        match (i, withdrawn) {
+            (0, true) => join_tail(queue, 0, &jobs, &withdraw, &outer, older[0]),
+            (0, false) => join_shared(queue, 0, &jobs, &withdraw, &outer),
+            (_, true) => join_tail(queue, 0, &jobs, &withdraw, &inner, older[1]),
+            (_, false) => join_shared(queue, 0, &jobs, &withdraw, &inner),
+        }
+    };
+    let second = join_offered(1);
+    check_ran_once(22, second, &runs2, &slot2);
+    let first = join_offered(0);
+    check_ran_once(11, first, &runs1, &slot1);
+    assert!(jobs.is_empty());
+    (first, second)
+}
+
+/// Two offers of one worker, claimed by the heartbeat thread in slot order (as
+/// `rescue_quiet_workers` does) while the owner withdraws them innermost first: each
+/// fork runs exactly once, and a claimed outer fork stays linked below the inner one
+/// until its own join unlinks it.
+#[test]
+fn loom_rescue_claims_from_two_slots() {
+    model(Some(3), || {
+        let queue = Arc::new(SharedQueue::new(2));
+        let rescue = Arc::new([RescueSlot::new(), RescueSlot::new()]);
+        let terminating = PoolState::new();
+        let thief = spawn_worker(&queue, 1, &terminating);
+        let heartbeat = {
+            let (queue, rescue) = (Arc::clone(&queue), Arc::clone(&rescue));
+            thread::spawn(move || {
+                for slot in rescue.iter() {
+                    rescue_tick(&queue, slot);
+                }
+            })
+        };
+        assert_eq!(owner_nested_joins_offered(&queue, &rescue), (11, 22));
         heartbeat.join().unwrap();
         terminate(&queue, &terminating);
         thief.join().unwrap();

@@ -42,12 +42,13 @@
 //!
 //! **Forks behind long leaves are rescued.** Polls happen only at forks and between loop
 //! blocks, so a fork made before code that runs long without forking would wait on the
-//! list. The fork that starts an empty list is therefore also offered in the worker's
-//! [`RescueSlot`]; when the worker's counts of forks and handled heartbeats and its offer
-//! have not changed for two ticks and a worker is idle, the heartbeat thread claims the fork and
-//! queues it. The owner withdraws the offer before it removes the fork; whichever swap
-//! comes first gets it. Spawned jobs go straight to the shared queue (except in a
-//! one-thread pool), since a claimed job must outlive its place on the owner's list.
+//! list. Every recorded fork is therefore also offered in one of the worker's
+//! [`RescueSlot`]s; when the worker's counts of forks and handled heartbeats and its
+//! offers have not changed for two ticks and workers are idle, the heartbeat thread claims
+//! the offered forks (one per idle worker) and queues them. The owner withdraws an offer
+//! before it removes the fork; whichever swap comes first gets it. Spawned jobs go straight
+//! to the shared queue (except in a one-thread pool), since a claimed job must outlive its
+//! place on the owner's list.
 //!
 //! **Joins whose fork was shared.** If `b` was promoted, the owner first tries to take it
 //! back out of the queue (nobody started it: run it inline). Otherwise it waits for the
@@ -80,6 +81,11 @@ use crate::shared_queue::SharedQueue;
 use crate::stats::{bump, PoolStats, WorkerCounters};
 use crate::thread_builder::{ThreadBuilder, ThreadSpawn};
 
+/// Rescue slots per worker: one for each fork it can have recorded at once (a list in a
+/// pool of several workers holds only recorded join forks, at most
+/// `MAX_RECORDED_FORKS`), so that every recorded fork is on offer.
+const RESCUE_SLOTS: usize = MAX_RECORDED_FORKS;
+
 /// Spin rounds between two clock reads while an idle worker watches the queue.
 const SPIN_ROUNDS: u32 = 64;
 
@@ -87,8 +93,10 @@ const SPIN_ROUNDS: u32 = 64;
 /// on a cache line of their own.
 pub(crate) struct WorkerShared {
     pub(crate) heartbeat: AtomicBool,
-    /// The job this worker offers to the heartbeat thread in case it stops polling.
-    pub(crate) rescue: RescueSlot,
+    /// The forks this worker offers to the heartbeat thread in case it stops polling:
+    /// one slot per fork it can have recorded at once, so every recorded fork is on
+    /// offer.
+    pub(crate) rescue: [RescueSlot; RESCUE_SLOTS],
     pub(crate) counters: WorkerCounters,
     #[cfg(feature = "trace")]
     pub(crate) trace: crate::trace::TraceBuffer,
@@ -170,9 +178,9 @@ pub(crate) struct WorkerThread {
     /// join: the work under way has lasted, and every joined fork's slot is refilled.
     recording_lasts: Cell<bool>,
     pub(crate) jobs: JobList,
-    /// The job offered in `WorkerShared::rescue` (as this worker last left it: the
-    /// heartbeat thread may have claimed it since).
-    offered: Cell<Option<NonNull<JobHeader>>>,
+    /// The jobs offered in `WorkerShared::rescue`, slot by slot (as this worker last
+    /// left them: the heartbeat thread may have claimed some since).
+    offered: [Cell<Option<NonNull<JobHeader>>>; RESCUE_SLOTS],
     /// How many more forks get an old stamp (the top of a promoted job, see `run_shared`).
     old_forks_left: Cell<u8>,
     /// `join`s run on this worker, published through `WorkerCounters::forks` (see
@@ -196,7 +204,7 @@ impl Registry {
             .map(|_| {
                 CachePadded::new(WorkerShared {
                     heartbeat: AtomicBool::new(false),
-                    rescue: RescueSlot::new(),
+                    rescue: std::array::from_fn(|_| RescueSlot::new()),
                     counters: WorkerCounters::default(),
                     #[cfg(feature = "trace")]
                     trace: crate::trace::TraceBuffer::new(),
@@ -687,27 +695,34 @@ struct QuietWorker {
     /// The worker's counts of handled heartbeats and of forks (`None` after a park, when
     /// they are not yet known).
     handled: Option<(u64, u64)>,
-    /// The job in its rescue offer (compared by address only, never dereferenced).
-    offered: usize,
-    /// Consecutive ticks at which neither had changed, with a job on offer.
+    /// The jobs in its rescue slots (compared by address only, never dereferenced; 0
+    /// for an empty slot).
+    offered: [usize; RESCUE_SLOTS],
+    /// Consecutive ticks at which none of these had changed, with a job on offer.
     ticks: u32,
 }
 
 /// The heartbeat thread's side of the rescue protocol (see [`RescueSlot`]): a worker
 /// whose counts of handled heartbeats and of forks have not moved for
-/// [`RESCUE_AFTER_TICKS`] ticks, while the same fork sat in its offer, has neither
+/// [`RESCUE_AFTER_TICKS`] ticks, while the same forks sat in its offer, has neither
 /// polled its (raised) flag nor forked since: it is deep in code that makes no forks.
 /// (The fork count also tells a fork offered again at the same stack address, by a
-/// worker that forks without handling a heartbeat, from one that sat there.) If some worker waits for work, that fork is claimed
-/// and shared through the queue, as its own heartbeat would have promoted it.
+/// worker that forks without handling a heartbeat, from one that sat there.) While some
+/// workers wait for work, its offered forks are claimed and shared through the queue,
+/// one per waiting worker, as its own heartbeat would have promoted them. Slots are
+/// taken in order, which is the order the forks were recorded in unless a promotion
+/// freed a slot below a younger fork.
 fn rescue_quiet_workers(registry: &Registry, quiet: &mut [QuietWorker]) {
     for (worker, quiet) in registry.workers.iter().zip(quiet) {
-        let offered = worker.rescue.offered_addr();
+        let offered = worker.rescue.each_ref().map(RescueSlot::offered_addr);
         let handled = (
             worker.counters.heartbeats.load(Ordering::Relaxed),
             worker.counters.forks.total(),
         );
-        if offered == 0 || quiet.handled != Some(handled) || quiet.offered != offered {
+        if offered == [0; RESCUE_SLOTS]
+            || quiet.handled != Some(handled)
+            || quiet.offered != offered
+        {
             *quiet = QuietWorker {
                 handled: Some(handled),
                 offered,
@@ -716,16 +731,27 @@ fn rescue_quiet_workers(registry: &Registry, quiet: &mut [QuietWorker]) {
             continue;
         }
         quiet.ticks = quiet.ticks.saturating_add(1);
-        if quiet.ticks < RESCUE_AFTER_TICKS || registry.workers_waiting() == 0 {
+        if quiet.ticks < RESCUE_AFTER_TICKS {
             continue;
         }
-        // Only the fork seen at the previous ticks: if the worker moved on meanwhile and
-        // offered another, it polled, and the new one is young.
-        if let Some(job) = worker.rescue.claim_if(offered) {
-            // Counted before the push, so that whoever sees the job done sees the count.
-            bump(&worker.counters.rescues, 1);
-            registry.queue.push([job]);
-            *quiet = QuietWorker::default();
+        for (slot, seen) in worker.rescue.iter().zip(&mut quiet.offered) {
+            if *seen == 0 {
+                continue;
+            }
+            if registry.workers_waiting() == 0 {
+                break;
+            }
+            // Only the fork seen at the previous ticks: if the worker moved on meanwhile
+            // and offered another, it forked, and the new one is young.
+            if let Some(job) = slot.claim_if(*seen) {
+                // Counted before the push, so that whoever sees the job done sees the
+                // count.
+                bump(&worker.counters.rescues, 1);
+                registry.queue.push([job]);
+            }
+            // Claimed now, or withdrawn (or replaced) meanwhile: the next tick compares
+            // the slot afresh.
+            *seen = 0;
         }
     }
 }
@@ -980,7 +1006,10 @@ fn activate<R>(worker: &WorkerThread, f: impl FnOnce(&WorkerThread) -> R) -> R {
             let registry = &worker.registry;
             // Only spawned heap jobs can be left (every recorded fork was joined before
             // its call returned), and those are never offered for rescue.
-            debug_assert!(worker.offered.get().is_none(), "a fork outlived its join");
+            debug_assert!(
+                worker.offered.iter().all(|slot| slot.get().is_none()),
+                "a fork outlived its join"
+            );
             let leftover: Vec<JobRef> = std::iter::from_fn(|| {
                 let job = worker.jobs.pop_oldest()?;
                 // SAFETY: a job on our list is live; we own it.
@@ -1013,7 +1042,7 @@ impl WorkerThread {
             record_limit: Cell::new(if solo { 0 } else { MAX_RECORDED_FORKS }),
             recording_lasts: Cell::new(false),
             jobs: JobList::new(),
-            offered: Cell::new(None),
+            offered: std::array::from_fn(|_| Cell::new(None)),
             old_forks_left: Cell::new(0),
             forks: CachePadded::new(AtomicU64::new(0)),
             shared: NonNull::from(&*registry.workers[index]),
@@ -1060,8 +1089,8 @@ impl WorkerThread {
     }
 
     /// Pushes the fork `job` (a [`JoinFrame`](crate::job::JoinFrame)) on this worker's
-    /// list and, if the list was empty, offers it for rescue (see [`RescueSlot`]).
-    /// Returns the job that was newest before, as [`JobList::push`] does.
+    /// list and offers it for rescue in a free slot (see [`RescueSlot`]). Returns the job
+    /// that was newest before, as [`JobList::push`] does.
     ///
     /// # Safety
     /// As [`JobList::push`]; in addition, `job` must be removed from the list only after
@@ -1072,36 +1101,36 @@ impl WorkerThread {
     pub(crate) unsafe fn push_fork(&self, job: NonNull<JobHeader>) -> Option<NonNull<JobHeader>> {
         // SAFETY: forwarded from the caller.
         let older = unsafe { self.jobs.push(job) };
-        if older.is_none() {
-            debug_assert!(
-                self.offered.get().is_none(),
-                "an offered job is on the list"
-            );
+        // Every offered job is on the list, which held fewer than `RESCUE_SLOTS` jobs
+        // (the fork path records only then), so a slot is free.
+        let free = self.offered.iter().position(|slot| slot.get().is_none());
+        debug_assert!(free.is_some(), "more recorded forks than rescue slots");
+        if let Some(slot) = free {
             // SAFETY: the caller keeps the job live as `RescueSlot::offer` requires, and
             // it is LOCAL with its owner recorded just before.
             unsafe {
                 job.as_ref().set_owner(&self.registry.queue, self.index);
-                self.shared().rescue.offer(job);
+                self.shared().rescue[slot].offer(job);
             }
-            self.offered.set(Some(job));
+            self.offered[slot].set(Some(job));
         }
         older
     }
 
-    /// Call before removing `job` from this worker's list: if it is the fork offered for
-    /// rescue, takes the offer back. Returns false if the heartbeat thread claimed it: it
-    /// is then shared, and must stay on the list (with this worker still marking it as
-    /// offered) until its join removes it with [`remove_claimed`](Self::remove_claimed);
-    /// every later call for it returns false too. For any other job this is a plain
-    /// comparison.
+    /// Call before removing `job` from this worker's list: if it is offered for rescue,
+    /// takes the offer back. Returns false if the heartbeat thread claimed it: it is then
+    /// shared, and must stay on the list (with this worker still marking its slot as
+    /// taken) until its join removes it with [`remove_claimed`](Self::remove_claimed);
+    /// every later call for it returns false too. For a job not on offer this is a few
+    /// comparisons.
     #[inline(always)]
     pub(crate) fn withdraw_offer(&self, job: NonNull<JobHeader>) -> bool {
-        if self.offered.get() != Some(job) {
+        let Some(slot) = self.offered.iter().position(|slot| slot.get() == Some(job)) else {
             return true;
-        }
-        let withdrawn = self.shared().rescue.withdraw(job);
+        };
+        let withdrawn = self.shared().rescue[slot].withdraw(job);
         if withdrawn {
-            self.offered.set(None);
+            self.offered[slot].set(None);
         }
         withdrawn
     }
@@ -1109,12 +1138,15 @@ impl WorkerThread {
     /// The join of a fork whose offer was claimed (see [`withdraw_offer`]) unlinks it.
     ///
     /// # Safety
-    /// `job` is the offered fork, claimed, and still on this worker's list.
+    /// `job` is an offered fork, claimed, and still on this worker's list.
     ///
     /// [`withdraw_offer`]: Self::withdraw_offer
     pub(crate) unsafe fn remove_claimed(&self, job: NonNull<JobHeader>) {
-        debug_assert_eq!(self.offered.get(), Some(job), "not the offered fork");
-        self.offered.set(None);
+        let slot = self.offered.iter().find(|slot| slot.get() == Some(job));
+        debug_assert!(slot.is_some(), "not an offered fork");
+        if let Some(slot) = slot {
+            slot.set(None);
+        }
         // SAFETY: the caller guarantees `job` is on our list.
         unsafe { self.jobs.remove(job) };
     }
@@ -1213,17 +1245,21 @@ impl WorkerThread {
         }
         self.last_promotion.set(now);
         let mut promoted = 0;
-        let oldest_jobs = std::iter::from_fn(|| {
-            let job = self.jobs.oldest().filter(|&job| old_enough(job))?;
+        let mut next = self.jobs.oldest();
+        let oldest_jobs = std::iter::from_fn(|| loop {
+            let job = next.filter(|&job| old_enough(job))?;
+            // SAFETY: `job` is on our list.
+            next = unsafe { self.jobs.newer(job) };
             if !self.withdraw_offer(job) {
                 // The heartbeat thread claimed it and shares it; its join unlinks it.
-                return None;
+                continue;
             }
-            self.jobs.pop_oldest();
+            // SAFETY: `job` is on our list.
+            unsafe { self.jobs.remove(job) };
             // SAFETY: a job on our list is live; we own it.
             unsafe { job.as_ref() }.set_owner(&registry.queue, self.index);
             promoted += 1;
-            Some(JobRef(job))
+            return Some(JobRef(job));
         });
         registry.queue.push(oldest_jobs.take(wanted));
         bump(&shared.counters.promotions, promoted);
@@ -1261,10 +1297,17 @@ impl WorkerThread {
     /// Running an own fork early is sound wherever this worker is: its join then finds
     /// the fork no longer LOCAL and waits for DONE, which it already is.
     pub(crate) fn run_pending_job(&self, shared: bool) -> bool {
-        // A newest job whose offer the heartbeat thread claimed is the only one on the
-        // list (an offered fork is the oldest); it is shared, and its join unlinks it.
-        if let Some(job) = self.jobs.newest().filter(|&job| self.withdraw_offer(job)) {
-            self.jobs.pop_newest();
+        // Jobs whose offer the heartbeat thread claimed are shared (their joins unlink
+        // them): run the newest of the others.
+        let mut next = self.jobs.newest();
+        while let Some(job) = next {
+            // SAFETY: `job` is on our list.
+            next = unsafe { self.jobs.older(job) };
+            if !self.withdraw_offer(job) {
+                continue;
+            }
+            // SAFETY: `job` is on our list.
+            unsafe { self.jobs.remove(job) };
             // SAFETY: a job popped from our own list is live and LOCAL; marking it
             // TAKEN gives us the right to run it.
             unsafe {

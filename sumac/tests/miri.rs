@@ -4,7 +4,8 @@
 //! another thread; scopes, spawned and broadcast jobs; pools entered from each other and
 //! dropped with work in flight; and the data-parallel code that moves values by pointer
 //! (collect, the in-place drains, the parallel sorts, `par_chunks_mut`); and a fork
-//! claimed from its worker's rescue offer while the worker runs code without forks.
+//! claimed from its worker's rescue offers (one slot and two) while the worker runs code
+//! without forks.
 //!
 //! Every pool here has a 1 µs heartbeat and loops are forced to split every few items,
 //! so that even these small inputs go through the sharing paths. Under Miri the
@@ -70,6 +71,23 @@ fn a_fork_behind_a_leaf_without_forks_is_claimed_by_the_heartbeat_thread() {
             assert!(a && b, "b never ran beside a");
         }
     });
+}
+
+#[test]
+fn forks_offered_in_two_slots_are_both_claimed() {
+    // Worker 0 records the outer `b` and then the inner one, both on offer, and runs a
+    // leaf without forks: the three leaves meet only if both forks were claimed.
+    let pool = stress_pool(3);
+    for _ in 0..size(1, 20) {
+        let count = AtomicUsize::new(0);
+        let ((a, b), c) = pool.install(|| {
+            sumac::join(
+                || sumac::join(|| meet(&count, 3), || meet(&count, 3)),
+                || meet(&count, 3),
+            )
+        });
+        assert!(a && b && c, "the leaves never all ran at once");
+    }
 }
 
 #[test]

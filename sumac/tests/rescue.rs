@@ -105,20 +105,39 @@ fn fifo_scopes_and_installed_scopes_share_their_spawns() {
     }
 }
 
+/// How many leaves of a balanced tree of `join`s, `depth` levels above its leaves, met
+/// `n` others at `count`.
+fn join_tree_meets(depth: u32, count: &AtomicUsize, n: usize) -> usize {
+    if depth == 0 {
+        return usize::from(meet(count, n));
+    }
+    let (a, b) = sumac::join(
+        || join_tree_meets(depth - 1, count, n),
+        || join_tree_meets(depth - 1, count, n),
+    );
+    a + b
+}
+
 #[test]
-fn nested_joins_share_the_offered_fork_of_each_worker() {
-    // Worker 0 offers the outer `b`; whoever takes it offers its own inner `b`. With
-    // three workers, the three leaves that do not wait behind a sibling on the same
-    // worker's list meet.
-    let pool = pool_with_heartbeat(3, Duration::from_micros(100));
-    let count = AtomicUsize::new(0);
-    let ((first, second), (third, fourth)) = pool.install(|| {
-        sumac::join(
-            || sumac::join(|| meet(&count, 3), || true),
-            || sumac::join(|| meet(&count, 3), || meet(&count, 3)),
-        )
-    });
-    assert!(first && second && third && fourth);
+fn every_recorded_fork_of_a_join_tree_is_offered() {
+    // Worker 0 records (and offers) one fork per level on its way down to its first
+    // leaf, and so does every worker that takes one of them: with one worker per leaf,
+    // all the leaves of trees of up to `MAX_RECORDED_FORKS` (3) levels meet. With one
+    // offer per worker only, the depth-2 tree ran three of its leaves at once.
+    for (threads, depth) in [(4, 2), (8, 3)] {
+        let pools = [
+            pool_with_heartbeat(threads, Duration::from_micros(100)),
+            stress_pool(threads),
+        ];
+        for pool in pools {
+            for round in 0..3 {
+                let leaves = 1 << depth;
+                let count = AtomicUsize::new(0);
+                let met = pool.install(|| join_tree_meets(depth, &count, leaves));
+                assert_eq!(met, leaves, "depth {depth}, round {round}");
+            }
+        }
+    }
 }
 
 #[test]
@@ -189,6 +208,29 @@ fn a_loop_whose_first_item_runs_long_shares_the_rest() {
     }
 }
 
+#[test]
+fn a_loop_of_long_items_runs_one_per_worker() {
+    use sumac::prelude::*;
+    // Every item waits for all the others: the rest of the loop, handed to another
+    // worker while the first item ran, is halved down to single items before any of
+    // them runs, so no item hides behind another one on the same worker.
+    for threads in [4, 8] {
+        let pool = pool_with_heartbeat(threads, Duration::from_micros(100));
+        for round in 0..3 {
+            wait_until_all_asleep(&pool);
+            let count = AtomicUsize::new(0);
+            let items: Vec<(usize, bool)> = pool.install(|| {
+                (0..threads)
+                    .into_par_iter()
+                    .map(|i| (i, meet(&count, threads)))
+                    .collect()
+            });
+            let expected: Vec<(usize, bool)> = (0..threads).map(|i| (i, true)).collect();
+            assert_eq!(items, expected, "{threads} threads, round {round}");
+        }
+    }
+}
+
 /// Busy work of about `units` microseconds' worth of loop iterations, with no forks.
 fn busy(units: u64) -> u64 {
     (0..units * 200).fold(0u64, |acc, i| std::hint::black_box(acc.wrapping_add(i)))
@@ -247,5 +289,59 @@ fn claims_racing_withdrawals_run_every_closure_once() {
         assert_eq!((x, y), (expected_a, busy(b_units)));
     }
     assert_eq!(runs.load(Ordering::Relaxed), 4_000);
+    assert_eq!(counter.created(), counter.dropped());
+}
+
+/// A tree of `join`s, `depth` levels above leaves of 0-19 µs of busy work drawn from
+/// `seed`; every closure holds a drop token and counts its run. Returns the leaves' sum.
+fn token_tree(depth: u32, seed: u64, counter: &DropCounter, runs: &AtomicUsize) -> u64 {
+    runs.fetch_add(1, Ordering::Relaxed);
+    if depth == 0 {
+        return busy(seed % 20);
+    }
+    let (ta, tb) = (counter.token(), counter.token());
+    let (a, b) = sumac::join(
+        move || {
+            let _ta = ta;
+            token_tree(depth - 1, mix(seed, 1), counter, runs)
+        },
+        move || {
+            let _tb = tb;
+            token_tree(depth - 1, mix(seed, 2), counter, runs)
+        },
+    );
+    a.wrapping_add(b)
+}
+
+/// [`token_tree`]'s sum, computed sequentially.
+fn token_tree_sum(depth: u32, seed: u64) -> u64 {
+    if depth == 0 {
+        return busy(seed % 20);
+    }
+    token_tree_sum(depth - 1, mix(seed, 1)).wrapping_add(token_tree_sum(depth - 1, mix(seed, 2)))
+}
+
+/// A child seed.
+fn mix(seed: u64, child: u64) -> u64 {
+    (seed ^ child.wrapping_mul(0x9e37_79b9_7f4a_7c15)).wrapping_mul(0xbf58_476d_1ce4_e5b9) >> 7
+}
+
+#[test]
+fn claims_from_several_slots_run_every_closure_once() {
+    // Trees of one to three levels of joins under a 1 µs heartbeat: a worker has up to
+    // three forks on offer, and the heartbeat thread claims them in any order while
+    // their owner withdraws, promotes or runs the others.
+    let pool = stress_pool(3);
+    let counter = DropCounter::new();
+    let runs = AtomicUsize::new(0);
+    let mut expected_runs = 0;
+    for round in 0..1_000u64 {
+        let depth = 1 + (round % 3) as u32;
+        let seed = mix(round, 3);
+        let sum = pool.install(|| token_tree(depth, seed, &counter, &runs));
+        assert_eq!(sum, token_tree_sum(depth, seed), "round {round}");
+        expected_runs += (2 << depth) - 1;
+    }
+    assert_eq!(runs.load(Ordering::Relaxed), expected_runs);
     assert_eq!(counter.created(), counter.dropped());
 }

@@ -535,7 +535,7 @@ where
         {
             split_off_first_item(producer, len, consumer)
         } else {
-            drive(producer, len, consumer, 1)
+            drive(producer, len, consumer, 1, 0)
         }
     })
 }
@@ -549,6 +549,10 @@ where
 /// rescue offer (see `RescueSlot`). If the item is quick, the rest runs inline as a loop
 /// of its own, at the cost of one fork and one consumer split. Loops under
 /// `with_min_len` keep their first block whole and skip this.
+///
+/// If another worker took the rest, the first item had run for at least a heartbeat
+/// interval by then: the rest's items are taken to be long too, and it is halved down to
+/// single items before any of them runs (see [`LONG_ITEM_LEVELS`]).
 fn split_off_first_item<P, C>(producer: P, len: usize, consumer: C) -> C::Result
 where
     P: Producer,
@@ -556,11 +560,16 @@ where
 {
     let (first_p, rest_p) = producer.split_at(1);
     let (first_c, rest_c, reducer) = consumer.split_at(1);
+    let caller = crate::current_thread_index();
     let (first, rest) = join_hinted(
         // One item needs no block loop, clock or polls (the rest times its own first
         // block).
         move || run_as_one_block(first_p, first_c),
-        move || drive(rest_p, len - 1, rest_c, 1),
+        move || {
+            let migrated = crate::current_thread_index() != caller;
+            let long_items = if migrated { LONG_ITEM_LEVELS } else { 0 };
+            drive(rest_p, len - 1, rest_c, 1, long_items)
+        },
         ForkSize::RestOfLoop,
     );
     reducer.reduce(first, rest)
@@ -608,6 +617,16 @@ const SHRINK_ABOVE: u64 = 48_000;
 /// When a single item takes more ticks than this (about 10 µs), the loop keeps the rest
 /// of its items as a pending fork while it runs the next ones (see [`drive`]).
 const EAGER_ABOVE: u64 = 4 * GROW_BELOW;
+/// How many times a piece whose items are known to be long (each took more than
+/// [`EAGER_ABOVE`] ticks) is halved before any of its items runs: its halves are recorded
+/// forks, known big, so every idle worker can get one at once (or through the rescue
+/// offer, while this worker runs an item and makes no forks), instead of waiting for
+/// this worker to time one more item first. Six levels split up to 64 items down to
+/// single ones; larger pieces time their first item again. Bounded, so that a loop
+/// whose first items were long but whose others are cheap pays at most 63 extra forks
+/// for each long item it timed.
+const LONG_ITEM_LEVELS: u32 = 6;
+
 /// The fastest growth from one block to the next.
 const MAX_GROWTH: u64 = 64;
 /// The largest block.
@@ -635,14 +654,19 @@ pub(crate) fn adapt(block: usize, ticks: u64) -> usize {
 }
 
 /// The sequential loop of one piece of `len` items; `block` is the starting block size.
-fn drive<P, C>(producer: P, len: usize, consumer: C, block: usize) -> C::Result
+/// A piece whose items are known to be long is halved `long_items` more times before it
+/// runs any (see [`LONG_ITEM_LEVELS`]).
+fn drive<P, C>(producer: P, len: usize, consumer: C, block: usize, long_items: u32) -> C::Result
 where
     P: Producer,
     C: Consumer<P::Item>,
 {
     let min = producer.min_len().max(1);
     if len > producer.max_len() && len / 2 >= min {
-        return split_join(producer, len, consumer, block, false);
+        return split_join(producer, len, consumer, block, false, long_items);
+    }
+    if long_items > 0 && len >= 2 && len / 2 >= min && !consumer.full() {
+        return split_join(producer, len, consumer, block, true, long_items - 1);
     }
     if consumer.full() || len == 0 {
         // Drop the items first (see `drive_blocks`).
@@ -835,7 +859,7 @@ where
         let heartbeat = timed_a_block && poll.pending();
         if (heartbeat || hooks::force_split()) && len / 2 >= min && folded.may_detach(min) {
             let big = upper_half_is_big(len, ticks_per_item_1024);
-            return split_rest(folded, producer, len, block, big);
+            return split_rest(folded, producer, len, block, big, 0);
         }
         let n = block_items(block, len, min, F::PIECE_PER_BLOCK);
         let (head, tail) = producer.split_at(n);
@@ -859,9 +883,11 @@ where
             // a pending fork while the lower half runs. A heartbeat then promotes that
             // fork (the oldest one of this worker) even while an inner parallel loop of
             // an item is running: nested loops split the outermost loop first. A fork
-            // costs a few stores, nothing next to an item of this size.
+            // costs a few stores, nothing next to an item of this size. Both halves are
+            // halved further before their next item runs (`LONG_ITEM_LEVELS`), so that
+            // the items of the half kept here are not hidden behind its first one.
             let big = upper_half_is_big(len, ticks_per_item_1024);
-            return split_rest(folded, producer, len, 1, big);
+            return split_rest(folded, producer, len, 1, big, LONG_ITEM_LEVELS);
         }
         block = adapt(block, ticks);
         last = now;
@@ -871,14 +897,21 @@ where
 /// Ends the sequential loop: splits the `len` items not folded yet (`producer`) at their
 /// midpoint, runs the halves with [`split_join`] and appends their result to what was
 /// folded.
-fn split_rest<P, C, F>(folded: F, producer: P, len: usize, block: usize, big: bool) -> C::Result
+fn split_rest<P, C, F>(
+    folded: F,
+    producer: P,
+    len: usize,
+    block: usize,
+    big: bool,
+    long_items: u32,
+) -> C::Result
 where
     P: Producer,
     C: Consumer<P::Item>,
     F: LoopFold<P::Item, C>,
 {
     let (prefix, rest) = folded.detach();
-    let rest = split_join(producer, len, rest, block, big);
+    let rest = split_join(producer, len, rest, block, big, long_items);
     match prefix {
         Some((prefix, append)) => append.reduce(prefix, rest),
         None => rest,
@@ -902,13 +935,15 @@ fn upper_half_is_big(len: usize, ticks_per_item_1024: u64) -> bool {
 }
 
 /// Splits the remaining `len` items at their midpoint and runs both halves with
-/// [`crate::join`] (telling it whether the upper half is big enough to share at once).
+/// [`crate::join`] (telling it whether the upper half is big enough to share at once);
+/// `long_items` is passed on to both halves.
 fn split_join<P, C>(
     producer: P,
     len: usize,
     consumer: C,
     block: usize,
     upper_is_big: bool,
+    long_items: u32,
 ) -> C::Result
 where
     P: Producer,
@@ -918,8 +953,8 @@ where
     let (left_p, right_p) = producer.split_at(mid);
     let (left_c, right_c, reducer) = consumer.split_at(mid);
     let (left, right) = join_hinted(
-        move || drive(left_p, mid, left_c, block),
-        move || drive(right_p, len - mid, right_c, block),
+        move || drive(left_p, mid, left_c, block, long_items),
+        move || drive(right_p, len - mid, right_c, block, long_items),
         if upper_is_big {
             ForkSize::Big
         } else {
