@@ -1507,12 +1507,7 @@ fn waiting_in_another_pools_scope_or_broadcast_still_runs_this_pools_jobs() {
 fn join_context_on_a_use_current_thread_thread_reports_migration_exactly() {
     let verdicts = finishes("join_context", || {
         [1, 2].map(|threads| {
-            let pool = sumac::ThreadPoolBuilder::new()
-                .num_threads(threads)
-                .heartbeat_interval(Duration::from_micros(1))
-                .use_current_thread()
-                .build()
-                .unwrap();
+            let pool = common::current_thread_stress_pool(threads);
             let here = thread::current().id();
             let on_this_thread = move || thread::current().id() == here;
             let wrong = (0..200)

@@ -269,12 +269,7 @@ fn pools_install_into_each_other_and_drop_with_work_in_flight() {
 
 #[test]
 fn a_use_current_thread_pool_runs_joins_and_scopes_as_worker_zero() {
-    let pool = sumac::ThreadPoolBuilder::new()
-        .num_threads(2)
-        .use_current_thread()
-        .heartbeat_interval(std::time::Duration::from_micros(1))
-        .build()
-        .unwrap();
+    let pool = common::current_thread_stress_pool(2);
     assert_eq!(pool.current_thread_index(), Some(0));
     assert_eq!(pool.install(|| fib(11)), fib_seq(11));
     let mut hits = [0u8; 6];

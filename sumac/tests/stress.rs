@@ -112,12 +112,7 @@ proptest! {
         tree in tree_strategy(),
         threads in 1usize..4,
     ) {
-        let pool = sumac::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .heartbeat_interval(Duration::from_micros(1))
-            .use_current_thread()
-            .build()
-            .unwrap();
+        let pool = common::current_thread_stress_pool(threads);
         let expected = eval_seq(&tree);
         for _ in 0..4 {
             prop_assert_eq!(eval_par(&tree), expected);

@@ -22,6 +22,17 @@ pub fn pool_with_heartbeat(threads: usize, interval: Duration) -> sumac::ThreadP
         .expect("build pool")
 }
 
+/// A [`stress_pool`] whose worker 0 is the calling thread (`use_current_thread`): it acts
+/// as that worker whenever it calls into the pool (or `join`, `scope`...).
+pub fn current_thread_stress_pool(threads: usize) -> sumac::ThreadPool {
+    sumac::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .heartbeat_interval(Duration::from_micros(1))
+        .use_current_thread()
+        .build()
+        .expect("build pool")
+}
+
 /// Pools of 1, 2 and 4 threads with a 1 µs heartbeat, built once per test binary (no
 /// forced splits: that hook is process-wide).
 pub fn stress_pools() -> &'static [sumac::ThreadPool] {
