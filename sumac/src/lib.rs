@@ -90,7 +90,8 @@ pub mod string {
 
 /// Rayon's `rayon::collections` paths: each standard collection's iterator types. The
 /// collections that cannot be split without walking them gather their items into a
-/// `Vec` first, so their iterators are [`vec::IntoIter`].
+/// `Vec` first, so their iterators are [`vec::IntoIter`]; the drains of a `VecDeque` and
+/// of a `BinaryHeap` work in place.
 pub mod collections {
     use crate::iter::vec::IntoIter as Gathered;
     use crate::iter::Chain;
@@ -136,14 +137,14 @@ pub mod collections {
         pub type Iter<'a, T> = super::Gathered<&'a T>;
     }
 
-    /// `BinaryHeap` iterators.
+    /// `BinaryHeap` iterators: by value the heap's buffer is iterated as a `Vec`, and
+    /// `par_drain` drains it in place.
     pub mod binary_heap {
         /// The iterator over the heap by value.
         pub type IntoIter<T> = super::Gathered<T>;
         /// The iterator over references to the items.
         pub type Iter<'a, T> = super::Gathered<&'a T>;
-        /// The iterator of `par_drain`.
-        pub type Drain<T> = super::Gathered<T>;
+        pub use crate::iter::binary_heap::Drain;
     }
 
     /// `LinkedList` iterators.

@@ -1,11 +1,12 @@
-//! `par_drain` of a range of a `VecDeque` and of a `String`, both in place, against the
-//! std drains: on a 4-thread pool with a 1 µs heartbeat and forced extra splits, with
-//! every kind of range bound, deques whose buffer wraps around or starts past its
-//! beginning, drains dropped unused or leaked, and closures that panic midway (the
-//! collection is left valid and every item is dropped exactly once).
+//! `par_drain` of a range of a `VecDeque` and of a `String`, and of all of a
+//! `BinaryHeap`, all in place, against the std drains: on a 4-thread pool with a 1 µs
+//! heartbeat and forced extra splits, with every kind of range bound, deques whose buffer
+//! wraps around or starts past its beginning, drains dropped unused or leaked, and
+//! closures that panic midway (the collection is left valid and every item is dropped
+//! exactly once).
 mod common;
 
-use std::collections::VecDeque;
+use std::collections::{BinaryHeap, VecDeque};
 use std::ops::Bound;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -134,6 +135,29 @@ impl Clone for Tracked<'_> {
 impl Drop for Tracked<'_> {
     fn drop(&mut self) {
         self.ledger.drops[self.id].fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+/// A [`Tracked`] item ordered by its id, for heaps.
+struct ById<'a>(Tracked<'a>);
+
+impl PartialEq for ById<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.id == other.0.id
+    }
+}
+
+impl Eq for ById<'_> {}
+
+impl PartialOrd for ById<'_> {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for ById<'_> {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.0.id.cmp(&other.0.id)
     }
 }
 
@@ -289,6 +313,71 @@ proptest! {
         let r = catch(|| on_pool(|| s.par_drain(range).for_each(|c| if Some(c) == bad { panic!("{}", BOOM) })));
         prop_assert_eq!(r.is_err(), bad.is_some());
         prop_assert_eq!(s, expected);
+    }
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    #[test]
+    fn binary_heap_par_drain_in_place(values in prop::collection::vec(0u32..1000, 0..400),
+                                      spare in 0usize..100, k in 0usize..50, m in 1u32..9) {
+        let mut original: BinaryHeap<u32> = BinaryHeap::with_capacity(values.len() + spare);
+        original.extend(values.iter().copied());
+        // The heap's own order, which the drain yields.
+        let in_heap_order = original.clone().into_vec();
+        on_pool(|| {
+            let mut h = original.clone();
+            let capacity = h.capacity();
+            let drain = h.par_drain();
+            prop_assert_eq!(drain.len(), values.len());
+            prop_assert_eq!(drain.collect::<Vec<_>>(), in_heap_order.clone());
+            prop_assert!(h.is_empty());
+            prop_assert_eq!(h.capacity(), capacity, "the heap keeps its buffer");
+            let mut h = original.clone();
+            prop_assert_eq!(h.par_drain().rev().skip(k).take(k + 1).collect::<Vec<_>>(),
+                in_heap_order.iter().rev().skip(k).take(k + 1).copied().collect::<Vec<_>>());
+            prop_assert!(h.is_empty());
+            let mut h = original.clone();
+            prop_assert_eq!(h.par_drain().find_first(|x| x % m == 0),
+                in_heap_order.iter().copied().find(|x| x % m == 0));
+            prop_assert!(h.is_empty());
+            // Dropped unused: the items go, as with `BinaryHeap::drain`.
+            let mut h = original.clone();
+            drop(h.par_drain());
+            prop_assert!(h.is_empty());
+            // Leaked before it ran: the heap keeps everything.
+            let mut h = original.clone();
+            std::mem::forget(h.par_drain());
+            prop_assert_eq!(h.clone().into_sorted_vec(), original.clone().into_sorted_vec());
+            // The heap still works as one.
+            let mut h = original.clone();
+            h.par_drain().for_each(drop);
+            h.extend([3, 9, 1]);
+            prop_assert_eq!(h.into_sorted_vec(), vec![1, 3, 9]);
+            Ok(())
+        })?;
+    }
+
+    #[test]
+    fn binary_heap_par_drain_panicking_drops_each_item_once(len in 1usize..300, bad in 0usize..300,
+                                                           how in 0u8..3) {
+        let bad = bad % len;
+        let ledger = Ledger::new(len);
+        let mut h: BinaryHeap<ById<'_>> = (0..len).map(|id| ById(ledger.make(id))).collect();
+        let order: Vec<usize> = h.iter().map(|item| item.0.id).collect();
+        let r = catch(|| on_pool(|| match how {
+            0 => h.par_drain().for_each(|t| if t.0.id == bad { panic!("{}", BOOM) }),
+            1 => drop(h.par_drain().map(|t| if t.0.id == bad { panic!("{}", BOOM) } else { t }).collect::<Vec<_>>()),
+            _ => drop(h.par_drain().rev().skip(1).find_first(|t| if t.0.id == bad { panic!("{}", BOOM) } else { false })),
+        }));
+        let reached = if how == 2 { order.iter().rev().skip(1).any(|&id| id == bad) } else { true };
+        prop_assert_eq!(r.is_err(), reached);
+        prop_assert!(h.is_empty(), "the heap is left empty");
+        prop_assert_eq!(ledger.not_dropped_once(), vec![]);
+        h.push(ById(ledger.make(0)));
+        prop_assert_eq!(h.len(), 1);
+        std::mem::forget(h);
     }
 }
 

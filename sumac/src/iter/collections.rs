@@ -1,8 +1,9 @@
 //! Parallel iterators over the standard collections: `HashMap`, `HashSet`, `BTreeMap`,
 //! `BTreeSet`, `BinaryHeap`, `LinkedList` and `VecDeque`, by value, by reference and
 //! (where the collection allows it) by mutable reference; and `par_drain()` of all of a
-//! `HashMap`, `HashSet` or `BinaryHeap` (a `VecDeque` drains a range, in place: see
-//! [`vec_deque::Drain`](crate::collections::vec_deque::Drain)).
+//! `HashMap`, `HashSet` or `BinaryHeap` (a `BinaryHeap` drains its buffer in place, see
+//! [`binary_heap::Drain`](crate::collections::binary_heap::Drain); a `VecDeque` drains a
+//! range, in place: see [`vec_deque::Drain`](crate::collections::vec_deque::Drain)).
 //!
 //! A `VecDeque` is two slices, so its reference iterators are a chain of two slice
 //! iterators: indexed, split anywhere at no cost. The other collections cannot be split
@@ -104,8 +105,8 @@ impl<'a, T: Send> IntoParallelIterator for &'a mut VecDeque<T> {
 
 /// `par_drain()` on the collections that can only be drained whole: removes every item
 /// at once and returns a parallel iterator that owns them (items it does not yield are
-/// dropped with it). The items are gathered into a `Vec` first, in the collection's own
-/// order.
+/// dropped with it). A hash map's or set's items are gathered into a `Vec` first, in the
+/// collection's own order; a heap's buffer is drained in place.
 ///
 /// ```
 /// use std::collections::HashMap;
@@ -155,5 +156,4 @@ macro_rules! drain_full_via_vec {
 drain_full_via_vec! {
     impl['a, K: Send, V: Send, S] &'a mut HashMap<K, V, S> => (K, V);
     impl['a, T: Send, S] &'a mut HashSet<T, S> => T;
-    impl['a, T: Send] &'a mut BinaryHeap<T> => T;
 }

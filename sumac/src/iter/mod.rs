@@ -71,6 +71,7 @@ pub mod result {
     /// The iterator over a mutable reference to the `Ok` value of a `Result`.
     pub type IterMut<'a, T> = super::option::IntoIter<&'a mut T>;
 }
+pub(crate) mod binary_heap;
 mod par_bridge;
 mod parts;
 pub mod range;
