@@ -1,7 +1,8 @@
-//! Jobs waiting behind code that makes no forks are still shared (the rescue offer, see
+//! Jobs waiting behind code that makes no forks are still shared (the rescue offers, see
 //! `RescueSlot`): the second closure of a `join` whose first closure is one long
-//! sequential leaf, a scope's spawned jobs while another spawned job or the scope's body
-//! runs, and panics and drops in every position while the heartbeat thread claims jobs.
+//! sequential leaf, every level of a tree of such joins, a scope's spawned jobs while
+//! another spawned job or the scope's body runs, the items of a loop whose items run
+//! long, and panics and drops in every position while the heartbeat thread claims jobs.
 //!
 //! A worker polls its heartbeat flag only at forks and between loop blocks, so without
 //! the rescue each test below waits for a partner that can only start after it finished:
@@ -228,6 +229,54 @@ fn a_loop_of_long_items_runs_one_per_worker() {
             let expected: Vec<(usize, bool)> = (0..threads).map(|i| (i, true)).collect();
             assert_eq!(items, expected, "{threads} threads, round {round}");
         }
+    }
+}
+
+#[test]
+fn the_items_after_a_long_one_are_split_apart_before_any_runs() {
+    use std::sync::atomic::AtomicBool;
+    use sumac::prelude::*;
+    // The loop starts while every other worker is busy, so it times its first item
+    // (which runs long, and lets the others go) before it splits. Then its other items
+    // wait for each other: they meet only if the rest was halved down to single items
+    // at once, rather than each half running its own first item before splitting on.
+    let threads = 4;
+    let pool = pool_with_heartbeat(threads, Duration::from_micros(100));
+    for round in 0..3 {
+        let started = AtomicUsize::new(0);
+        let release = AtomicBool::new(false);
+        let count = AtomicUsize::new(0);
+        let met: Vec<bool> = pool.install(|| {
+            sumac::scope(|s| {
+                for _ in 1..threads {
+                    s.spawn(|_| {
+                        started.fetch_add(1, Ordering::SeqCst);
+                        while !release.load(Ordering::SeqCst) {
+                            std::hint::spin_loop();
+                        }
+                    });
+                }
+                while started.load(Ordering::SeqCst) < threads - 1 {
+                    std::thread::yield_now();
+                }
+                (0..=threads)
+                    .into_par_iter()
+                    .map(|i| {
+                        if i == 0 {
+                            release.store(true, Ordering::SeqCst);
+                            let start = Instant::now();
+                            while start.elapsed() < Duration::from_micros(200) {
+                                std::hint::spin_loop();
+                            }
+                            true
+                        } else {
+                            meet(&count, threads)
+                        }
+                    })
+                    .collect()
+            })
+        });
+        assert!(met.iter().all(|&m| m), "round {round}: {met:?}");
     }
 }
 
