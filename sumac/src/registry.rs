@@ -12,7 +12,8 @@
 //! still on the list, unlinks it and calls `b` inline as an ordinary, inlinable call.
 //! Nobody but the owner ever looks at the list. Since heartbeats share the *oldest*
 //! forks, a worker records a fork only while fewer than `MAX_RECORDED_FORKS` (3) wait on
-//! its list; other forks, and every fork of a one-thread pool, are two direct calls.
+//! its list (`MAX_RECORDED_BIG_FORKS`, 8, for a loop half known to be big); other forks,
+//! and every fork of a one-thread pool, are two direct calls.
 //! Until a heartbeat arrives, a fork joined off the list also gives up its slot, so a
 //! computation shorter than an interval (whose forks could never be shared) records
 //! only the top three forks of each subtree it enters with an empty list.
@@ -74,7 +75,7 @@ use crate::job::{
     SHARE_AT_ONCE, TAKEN,
 };
 use crate::job_list::{JobList, RescueSlot};
-use crate::join::MAX_RECORDED_FORKS;
+use crate::join::{MAX_RECORDED_BIG_FORKS, MAX_RECORDED_FORKS};
 use crate::latch::{FinishCount, LockLatch, WorkerLatch};
 use crate::pool::{PanicHandler, ThreadHandler, ThreadPoolBuildError, ThreadPoolBuilder};
 use crate::shared_queue::SharedQueue;
@@ -83,8 +84,8 @@ use crate::thread_builder::{ThreadBuilder, ThreadSpawn};
 
 /// Rescue slots per worker: one for each fork it can have recorded at once (a list in a
 /// pool of several workers holds only recorded join forks, at most
-/// `MAX_RECORDED_FORKS`), so that every recorded fork is on offer.
-const RESCUE_SLOTS: usize = MAX_RECORDED_FORKS;
+/// `MAX_RECORDED_BIG_FORKS`), so that every recorded fork is on offer.
+const RESCUE_SLOTS: usize = MAX_RECORDED_BIG_FORKS;
 
 /// Spin rounds between two clock reads while an idle worker watches the queue.
 const SPIN_ROUNDS: u32 = 64;
@@ -1165,6 +1166,13 @@ impl WorkerThread {
     #[inline(always)]
     pub(crate) fn should_record_measured(&self) -> bool {
         !self.solo && self.jobs.len() < MAX_RECORDED_FORKS
+    }
+
+    /// Whether a fork known to be big (a loop half whose items were timed) should be
+    /// recorded: up to `MAX_RECORDED_BIG_FORKS`.
+    #[inline(always)]
+    pub(crate) fn should_record_big(&self) -> bool {
+        !self.solo && self.jobs.len() < MAX_RECORDED_BIG_FORKS
     }
 
     /// `join` took a recorded fork back off the list to run it inline.

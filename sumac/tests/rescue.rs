@@ -232,6 +232,42 @@ fn a_loop_of_long_items_runs_one_per_worker() {
     }
 }
 
+/// [`meet`], sleeping between looks rather than spinning, so that many more workers
+/// than the machine has cores can wait at once and leave the cores to the heartbeat
+/// thread.
+fn meet_sleeping(count: &AtomicUsize, n: usize) -> bool {
+    count.fetch_add(1, Ordering::SeqCst);
+    let start = Instant::now();
+    while count.load(Ordering::SeqCst) < n {
+        if start.elapsed() > MEET_LIMIT {
+            return false;
+        }
+        std::thread::sleep(Duration::from_micros(200));
+    }
+    true
+}
+
+#[test]
+fn a_loop_of_long_items_runs_one_per_worker_on_a_wide_pool() {
+    use sumac::prelude::*;
+    // 32 items on 32 workers, each waiting for all the others: the rest of the loop is
+    // halved five times before any item runs, and every half must reach a worker of its
+    // own (shared at once as known-big work, or rescued while its worker waits).
+    let threads = 32;
+    let pool = pool_with_heartbeat(threads, Duration::from_micros(100));
+    for round in 0..2 {
+        wait_until_all_asleep(&pool);
+        let count = AtomicUsize::new(0);
+        let met: Vec<bool> = pool.install(|| {
+            (0..threads)
+                .into_par_iter()
+                .map(|_| meet_sleeping(&count, threads))
+                .collect()
+        });
+        assert!(met.iter().all(|&m| m), "round {round}: {met:?}");
+    }
+}
+
 #[test]
 fn the_items_after_a_long_one_are_split_apart_before_any_runs() {
     use std::sync::atomic::AtomicBool;
