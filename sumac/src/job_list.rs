@@ -183,7 +183,7 @@ impl JobList {
 /// no other thread may look, while idle workers wait: `join(leaf, leaf)` would run its
 /// two leaves one after the other. So every fork a worker records is also published in
 /// one of its slots (one per fork its list can hold), and the heartbeat thread *claims*
-/// it when its worker has not polled for two whole intervals while another worker is
+/// it when its worker has not polled for a whole interval while another worker is
 /// idle, and shares it through the queue like a promotion.
 ///
 /// The protocol, for each slot (one offer at a time in it):

@@ -32,7 +32,7 @@ pub(crate) const MAX_RECORDED_BIG_FORKS: usize = 8;
 /// Heartbeats are seen at forks, so `b` moves while `a` forks on. If `a` is one long
 /// sequential leaf, the heartbeat thread itself hands the worker's waiting forks (`b`
 /// and the forks of up to two enclosing joins, one per idle worker) to idle workers
-/// after about two heartbeat intervals (200 µs by default), so `join(leaf, leaf)`, and
+/// after one or two heartbeat intervals (100-200 µs by default), so `join(leaf, leaf)`, and
 /// a tree of joins up to three levels deep over long leaves, still run their leaves
 /// side by side.
 ///

@@ -1106,14 +1106,16 @@ fn spin_until(flag: &AtomicBool, what: &str) {
     }
 }
 
-/// Makes the owner's `b` of a join get stolen: keeps polling the heartbeat (with empty
-/// joins) until `b` has started on the other worker.
-fn poll_until_stolen(b_started: &AtomicBool) {
+/// Waits, inside the first closure of a join, until the join's `b` has started on the
+/// other worker: the heartbeat thread hands `b` over (the rescue offer) while this
+/// closure makes no forks. (Forking here, this worker could itself run `b` from the
+/// queue while it waited at one of those inner joins, nested below this closure, and
+/// `b`, which waits for this closure, would never return.)
+fn wait_until_stolen(b_started: &AtomicBool) {
     let deadline = Instant::now() + HANG;
     while !b_started.load(Ordering::SeqCst) {
         assert!(Instant::now() < deadline, "b was never stolen");
-        sumac::join(|| (), || ());
-        std::hint::spin_loop();
+        thread::yield_now();
     }
 }
 
@@ -1144,7 +1146,7 @@ fn a_scope_job_that_panics_while_its_worker_waits_at_a_join_goes_to_the_scope() 
                         let (x, y) = sumac::join(
                             || {
                                 let _token = token_a;
-                                poll_until_stolen(&b_started);
+                                wait_until_stolen(&b_started);
                                 let token = counter.token();
                                 let spawned_ran = &spawned_ran;
                                 s.spawn(move |_| {
@@ -1215,7 +1217,7 @@ fn a_broadcast_that_panics_on_a_worker_waiting_at_a_join_goes_to_its_caller() {
                         owner.store(sumac::current_thread_index().unwrap(), Ordering::SeqCst);
                         sumac::join(
                             || {
-                                poll_until_stolen(&b_started);
+                                wait_until_stolen(&b_started);
                                 a_done.store(true, Ordering::SeqCst);
                                 "a"
                             },
