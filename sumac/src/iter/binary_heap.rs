@@ -19,9 +19,9 @@
 //! ```
 
 use std::collections::BinaryHeap;
-use std::mem;
 
 use super::plumbing::{ProducerCallback, UnindexedConsumer};
+use super::vec::AsVec;
 use super::{
     drive_indexed, IndexedParallelIterator, ParallelDrainFull, ParallelDrainRange, ParallelIterator,
 };
@@ -74,9 +74,10 @@ impl<T: Ord + Send> IndexedParallelIterator for Drain<'_, T> {
         self.heap.len()
     }
     fn with_producer<CB: ProducerCallback<T>>(self, callback: CB) -> CB::Output {
-        let mut contents = HeapAsVec::take(&mut *self.heap);
+        let mut contents = AsVec::take(&mut *self.heap);
         // The `Vec` drain removes every item when it returns or unwinds; then `contents`
-        // puts the empty buffer back into the heap, and `self`'s drop finds it empty.
+        // puts the empty buffer back into the heap (rebuilding the heap order of no
+        // items), and `self`'s drop finds it empty.
         contents.vec.par_drain(..).with_producer(callback)
     }
 }
@@ -85,27 +86,5 @@ impl<T: Ord + Send> Drop for Drain<'_, T> {
     fn drop(&mut self) {
         // Never run: drop the items, as `BinaryHeap::drain` does (a no-op once run).
         self.heap.clear();
-    }
-}
-
-/// A heap's buffer taken out as a `Vec`; dropping it (also while unwinding) puts it back
-/// into the heap.
-struct HeapAsVec<'a, T: Ord> {
-    heap: &'a mut BinaryHeap<T>,
-    vec: Vec<T>,
-}
-
-impl<'a, T: Ord> HeapAsVec<'a, T> {
-    fn take(heap: &'a mut BinaryHeap<T>) -> Self {
-        let vec = mem::take(heap).into_vec();
-        HeapAsVec { heap, vec }
-    }
-}
-
-impl<T: Ord> Drop for HeapAsVec<'_, T> {
-    fn drop(&mut self) {
-        // Empty by now (the drain removed every item), so this rebuilds no heap order.
-        debug_assert!(self.vec.is_empty(), "a heap drain left items behind");
-        *self.heap = BinaryHeap::from(mem::take(&mut self.vec));
     }
 }

@@ -309,3 +309,36 @@ impl<T> Drop for SliceDrain<'_, T> {
         unsafe { ptr::drop_in_place(rest) };
     }
 }
+
+/// The contents of a collection that is a `Vec` inside (a `VecDeque`, a `BinaryHeap`),
+/// taken out as that `Vec` without copying; dropping it (also while unwinding) puts the
+/// `Vec`, with whatever is left in it, back into the collection.
+pub(super) struct AsVec<'a, C, T>
+where
+    C: Default + From<Vec<T>>,
+    Vec<T>: From<C>,
+{
+    collection: &'a mut C,
+    pub(super) vec: Vec<T>,
+}
+
+impl<'a, C, T> AsVec<'a, C, T>
+where
+    C: Default + From<Vec<T>>,
+    Vec<T>: From<C>,
+{
+    pub(super) fn take(collection: &'a mut C) -> Self {
+        let vec = Vec::from(mem::take(collection));
+        AsVec { collection, vec }
+    }
+}
+
+impl<C, T> Drop for AsVec<'_, C, T>
+where
+    C: Default + From<Vec<T>>,
+    Vec<T>: From<C>,
+{
+    fn drop(&mut self) {
+        *self.collection = C::from(mem::take(&mut self.vec));
+    }
+}

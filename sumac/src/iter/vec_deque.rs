@@ -19,11 +19,10 @@
 //! ```
 
 use std::collections::VecDeque;
-use std::mem;
 use std::ops::{Range, RangeBounds};
 
 use super::plumbing::{ProducerCallback, UnindexedConsumer};
-use super::vec::{resolve_range, ParallelDrainRange};
+use super::vec::{resolve_range, AsVec, ParallelDrainRange};
 use super::{drive_indexed, IndexedParallelIterator, IntoParallelIterator, ParallelIterator};
 
 impl<'a, T: Send> ParallelDrainRange<usize> for &'a mut VecDeque<T> {
@@ -121,25 +120,5 @@ impl<T: Send> Drop for Drain<'_, T> {
         } else {
             debug_assert_eq!(self.deque.len(), self.orig_len - self.range.len());
         }
-    }
-}
-
-/// A deque's contents taken out as a `Vec`; dropping it (also while unwinding) puts them
-/// back into the deque.
-struct AsVec<'a, T> {
-    deque: &'a mut VecDeque<T>,
-    vec: Vec<T>,
-}
-
-impl<'a, T> AsVec<'a, T> {
-    fn take(deque: &'a mut VecDeque<T>) -> Self {
-        let vec = Vec::from(mem::take(deque));
-        AsVec { deque, vec }
-    }
-}
-
-impl<T> Drop for AsVec<'_, T> {
-    fn drop(&mut self) {
-        *self.deque = VecDeque::from(mem::take(&mut self.vec));
     }
 }
