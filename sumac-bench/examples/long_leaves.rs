@@ -114,6 +114,16 @@ fn main() {
         ideal(8),
     );
     row(
+        "join tree of depth 4 (16 leaves)",
+        best_ms(|| {
+            sumac_pool.install(|| sumac_tree(4, t));
+        }),
+        best_ms(|| {
+            rayon_pool.install(|| rayon_tree(4, t));
+        }),
+        ideal(16),
+    );
+    row(
         "scope: 4 spawned leaves",
         best_ms(|| {
             sumac_pool.scope(|s| {

@@ -6,11 +6,31 @@ use std::sync::atomic::Ordering;
 use crate::job::{JoinFrame, PanicPayload, DONE, LOCAL, QUEUED, SHARE_AT_ONCE};
 use crate::registry::{self, WorkerThread};
 
-/// How many un-run forks a worker keeps on its list. A heartbeat shares the *oldest*
-/// fork, so forks made while this many older ones are waiting would not be shared
-/// anyway: they run as two direct calls, with nothing recorded. Each time a recorded
-/// fork is joined or shared, the next fork is recorded again.
-pub(crate) const MAX_RECORDED_FORKS: usize = 3;
+/// How many un-run forks a worker keeps on its list, at least (see
+/// [`recorded_forks_limit`]). A heartbeat shares the *oldest* fork, so forks made while
+/// this many older ones are waiting would not be shared anyway: they run as two direct
+/// calls, with nothing recorded. Each time a recorded fork is joined or shared, the next
+/// fork is recorded again.
+pub(crate) const MIN_RECORDED_FORKS: usize = 3;
+
+/// How many un-run plain forks a worker of a pool of `threads` keeps on its list: enough
+/// levels of a balanced tree of `join`s for one subtree per worker (log2 of `threads`,
+/// rounded up), at least [`MIN_RECORDED_FORKS`] and at most [`MAX_RECORDED_BIG_FORKS`]
+/// (the rescue slots), and 0 in a one-thread pool.
+///
+/// A worker whose first leaf runs long without forking is handed its recorded forks'
+/// work only through the rescue offers: a fork it made behind a full list is two direct
+/// calls that nobody can reach. With three slots on 16 threads, a tree of 16 sleeping
+/// 20 ms leaves ran its first two one after the other (40 ms; Rayon 20 ms). Pools of up
+/// to 8 threads keep three; a wider pool pays for one or two more recorded forks per
+/// subtree entered with an empty list.
+pub(crate) fn recorded_forks_limit(threads: usize) -> usize {
+    if threads <= 1 {
+        return 0;
+    }
+    let levels = threads.next_power_of_two().trailing_zeros() as usize;
+    levels.clamp(MIN_RECORDED_FORKS, MAX_RECORDED_BIG_FORKS)
+}
 
 /// How many un-run forks a worker keeps on its list when the newest one is known to be
 /// big (a loop half whose items it timed): up to this many, whatever the budget of plain
@@ -31,10 +51,10 @@ pub(crate) const MAX_RECORDED_BIG_FORKS: usize = 8;
 ///
 /// Heartbeats are seen at forks, so `b` moves while `a` forks on. If `a` is one long
 /// sequential leaf, the heartbeat thread itself hands the worker's waiting forks (`b`
-/// and the forks of up to two enclosing joins, one per idle worker) to idle workers
-/// after one or two heartbeat intervals (100-200 µs by default), so `join(leaf, leaf)`, and
-/// a tree of joins up to three levels deep over long leaves, still run their leaves
-/// side by side.
+/// and the forks of up to two enclosing joins, more in pools of over 8 threads, one per
+/// idle worker) to idle workers after one or two heartbeat intervals (100-200 µs by
+/// default), so `join(leaf, leaf)`, and a tree of joins over long leaves as deep as log2
+/// of the pool's size (at least three levels), still run their leaves side by side.
 ///
 /// ```
 /// fn fib(n: u64) -> u64 {
@@ -231,7 +251,7 @@ where
     };
     if record {
         // Laid out away from the direct calls below: in a one-thread pool they are the
-        // only path, and elsewhere most forks take them too (see `MAX_RECORDED_FORKS`).
+        // only path, and elsewhere most forks take them too (see `MIN_RECORDED_FORKS`).
         cold_path();
         return join_recorded(worker, a, b, size);
     }
@@ -347,4 +367,38 @@ where
 {
     drop(panic::catch_unwind(AssertUnwindSafe(b)));
     panic::resume_unwind(payload)
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wide_pools_record_one_fork_per_level_down_to_one_subtree_per_worker() {
+        let limits: Vec<(usize, usize)> = [1, 2, 4, 8, 9, 16, 17, 32, 33, 256, 257, 4096]
+            .into_iter()
+            .map(|threads| (threads, recorded_forks_limit(threads)))
+            .collect();
+        assert_eq!(
+            limits,
+            [
+                (1, 0),
+                (2, 3),
+                (4, 3),
+                (8, 3),
+                (9, 4),
+                (16, 4),
+                (17, 5),
+                (32, 5),
+                (33, 6),
+                (256, 8),
+                (257, 8),
+                (4096, 8)
+            ]
+        );
+        // A balanced tree that deep has a leaf for every worker.
+        for threads in 2..=256 {
+            assert!(1 << recorded_forks_limit(threads) >= threads, "{threads}");
+        }
+    }
 }

@@ -11,12 +11,13 @@
 //! heartbeat flag (one relaxed load and a cold branch), runs `a`, and if the frame is
 //! still on the list, unlinks it and calls `b` inline as an ordinary, inlinable call.
 //! Nobody but the owner ever looks at the list. Since heartbeats share the *oldest*
-//! forks, a worker records a fork only while fewer than `MAX_RECORDED_FORKS` (3) wait on
-//! its list (`MAX_RECORDED_BIG_FORKS`, 8, for a loop half known to be big); other forks,
-//! and every fork of a one-thread pool, are two direct calls.
+//! forks, a worker records a fork only while fewer than `recorded_forks_limit` wait on
+//! its list (3, or log2 of the pool's size above 8 threads; `MAX_RECORDED_BIG_FORKS`, 8,
+//! for a loop half known to be big); other forks, and every fork of a one-thread pool,
+//! are two direct calls.
 //! Until a heartbeat arrives, a fork joined off the list also gives up its slot, so a
 //! computation shorter than an interval (whose forks could never be shared) records
-//! only the top three forks of each subtree it enters with an empty list.
+//! only the top three (or so) forks of each subtree it enters with an empty list.
 //!
 //! **Heartbeats share the oldest fork.** The heartbeat thread sets every busy worker's
 //! flag once per interval (default 100 µs) — but only while some worker is idle and some
@@ -75,7 +76,7 @@ use crate::job::{
     SHARE_AT_ONCE, TAKEN,
 };
 use crate::job_list::{JobList, RescueSlot};
-use crate::join::{MAX_RECORDED_BIG_FORKS, MAX_RECORDED_FORKS};
+use crate::join::{recorded_forks_limit, MAX_RECORDED_BIG_FORKS};
 use crate::latch::{FinishCount, LockLatch, WorkerLatch};
 use crate::pool::{PanicHandler, ThreadHandler, ThreadPoolBuildError, ThreadPoolBuilder};
 use crate::shared_queue::SharedQueue;
@@ -170,10 +171,13 @@ pub(crate) struct WorkerThread {
     /// The pool has a single worker: nobody could ever take a fork, so `join` calls both
     /// closures directly.
     pub(crate) solo: bool,
+    /// How many forks of unknown or measured size may wait on `jobs`
+    /// ([`recorded_forks_limit`] of the pool's size: 0 in a one-thread pool).
+    fork_limit: usize,
     /// `join` records a fork only while fewer jobs than this wait on `jobs`: at most
-    /// `MAX_RECORDED_FORKS`, always 0 in a one-thread pool, so that the fork path tests
-    /// one number for every reason to call the closures directly. Between heartbeats it
-    /// also shrinks as recorded forks are joined (see [`WorkerThread::joined_recorded_fork`]).
+    /// `fork_limit`, so always 0 in a one-thread pool, so that the fork path tests one
+    /// number for every reason to call the closures directly. Between heartbeats it also
+    /// shrinks as recorded forks are joined (see [`WorkerThread::joined_recorded_fork`]).
     record_limit: Cell<usize>,
     /// A heartbeat (or request) arrived since this worker's list was last emptied by a
     /// join: the work under way has lasted, and every joined fork's slot is refilled.
@@ -1044,9 +1048,11 @@ impl WorkerThread {
         // Divided first, so that a huge interval (`Duration::MAX`) cannot overflow.
         let promotion_gap = registry.heartbeat_interval / 4 * 3;
         let solo = registry.num_threads() == 1;
+        let fork_limit = recorded_forks_limit(registry.num_threads());
         WorkerThread {
             solo,
-            record_limit: Cell::new(if solo { 0 } else { MAX_RECORDED_FORKS }),
+            fork_limit,
+            record_limit: Cell::new(fork_limit),
             recording_lasts: Cell::new(false),
             jobs: JobList::new(),
             offered: std::array::from_fn(|_| Cell::new(None)),
@@ -1166,12 +1172,12 @@ impl WorkerThread {
     }
 
     /// Whether a fork whose size a parallel loop measured should be recorded: up to
-    /// `MAX_RECORDED_FORKS` whatever the budget of plain forks. A loop splits only to
+    /// `fork_limit` whatever the budget of plain forks. A loop splits only to
     /// share the upper half (at a heartbeat, or at once when one item is expensive), so
     /// the half must be on the list.
     #[inline(always)]
     pub(crate) fn should_record_measured(&self) -> bool {
-        !self.solo && self.jobs.len() < MAX_RECORDED_FORKS
+        self.jobs.len() < self.fork_limit
     }
 
     /// Whether a fork known to be big (a loop half whose items were timed) should be
@@ -1184,7 +1190,7 @@ impl WorkerThread {
     /// `join` took a recorded fork back off the list to run it inline.
     ///
     /// Work that has not lasted through a heartbeat records only the first
-    /// `MAX_RECORDED_FORKS` forks since the list was last empty: each fork joined before
+    /// `fork_limit` forks since the list was last empty: each fork joined before
     /// a heartbeat gives up its slot instead of letting the next fork be recorded. A fork
     /// is shared only after it waited through a whole interval, so the forks of a
     /// computation shorter than that are never shared, and recording them all (about a
@@ -1200,7 +1206,7 @@ impl WorkerThread {
         }
     }
 
-    /// Gives the fork path all `MAX_RECORDED_FORKS` slots again; `lasting` says whether
+    /// Gives the fork path all `fork_limit` slots again; `lasting` says whether
     /// joined forks keep their slots from now on (after a heartbeat) or give them up.
     /// Never reached in a one-thread pool, which records nothing and has neither a
     /// heartbeat thread nor another worker to raise its flag.
@@ -1208,7 +1214,7 @@ impl WorkerThread {
     fn restore_recording(&self, lasting: bool) {
         debug_assert!(!self.solo, "a one-thread pool never records forks");
         self.recording_lasts.set(lasting);
-        self.record_limit.set(MAX_RECORDED_FORKS);
+        self.record_limit.set(self.fork_limit);
     }
 
     /// The fork path's heartbeat check: one relaxed load and a cold branch.
@@ -1392,11 +1398,7 @@ impl WorkerThread {
         bump(&shared.counters.shared_jobs_run, 1);
         // SAFETY: the job is live until we run it (`take` moved it to TAKEN for us).
         let promoted = unsafe { job.header() }.recorded_at.get() != NOT_A_FORK;
-        let inherit = if promoted {
-            MAX_RECORDED_FORKS as u8
-        } else {
-            0
-        };
+        let inherit = if promoted { self.fork_limit as u8 } else { 0 };
         let outer = self.old_forks_left.replace(inherit);
         #[cfg(feature = "trace")]
         shared
@@ -1516,6 +1518,7 @@ where
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
+    use crate::join::MIN_RECORDED_FORKS;
 
     /// The first forks recorded while running a promoted job count as old; later ones,
     /// and every fork outside such a job, carry the current epoch.
@@ -1526,18 +1529,18 @@ mod tests {
             // SAFETY: `install` runs this on a worker of the pool.
             let worker = unsafe { &*WorkerThread::current() };
             let before = worker.fork_stamp();
-            worker.old_forks_left.set(MAX_RECORDED_FORKS as u8);
-            let inherited: Vec<u64> = (0..=MAX_RECORDED_FORKS)
+            worker.old_forks_left.set(MIN_RECORDED_FORKS as u8);
+            let inherited: Vec<u64> = (0..=MIN_RECORDED_FORKS)
                 .map(|_| worker.fork_stamp())
                 .collect();
             (before, inherited)
         });
         assert_ne!(stamps.0, LONG_AGO);
         assert_eq!(
-            &stamps.1[..MAX_RECORDED_FORKS],
-            &[LONG_AGO; MAX_RECORDED_FORKS]
+            &stamps.1[..MIN_RECORDED_FORKS],
+            &[LONG_AGO; MIN_RECORDED_FORKS]
         );
-        assert_ne!(stamps.1[MAX_RECORDED_FORKS], LONG_AGO);
+        assert_ne!(stamps.1[MIN_RECORDED_FORKS], LONG_AGO);
     }
 
     /// The length of the calling worker's list.
@@ -1562,13 +1565,13 @@ mod tests {
     }
 
     /// A computation that no heartbeat interrupted records only the top
-    /// `MAX_RECORDED_FORKS` forks of each subtree it enters with an empty list (3 per
+    /// `MIN_RECORDED_FORKS` forks of each subtree it enters with an empty list (3 per
     /// level of a balanced tree's right spine); once a heartbeat arrived, every joined
     /// fork's slot is refilled.
     #[test]
     fn only_work_that_lasts_through_a_heartbeat_keeps_recording_forks() {
         const LEVELS: u32 = 9;
-        let bound = MAX_RECORDED_FORKS * LEVELS as usize;
+        let bound = MIN_RECORDED_FORKS * LEVELS as usize;
         let pool = ThreadPoolBuilder::new()
             .num_threads(2)
             .heartbeat_interval(Duration::from_secs(3600))
@@ -1593,7 +1596,7 @@ mod tests {
         });
         let quiet = quiet.expect("some run saw no heartbeat");
         assert!(
-            (MAX_RECORDED_FORKS..=bound).contains(&quiet),
+            (MIN_RECORDED_FORKS..=bound).contains(&quiet),
             "{quiet} forks recorded without a heartbeat"
         );
     }

@@ -107,23 +107,33 @@ fn fifo_scopes_and_installed_scopes_share_their_spawns() {
 }
 
 /// How many leaves of a balanced tree of `join`s, `depth` levels above its leaves, met
-/// `n` others at `count`.
-fn join_tree_meets(depth: u32, count: &AtomicUsize, n: usize) -> usize {
+/// `n` others at `count` (each leaf waits with `meet`).
+fn join_tree_meets_with(
+    depth: u32,
+    count: &AtomicUsize,
+    n: usize,
+    meet: fn(&AtomicUsize, usize) -> bool,
+) -> usize {
     if depth == 0 {
         return usize::from(meet(count, n));
     }
     let (a, b) = sumac::join(
-        || join_tree_meets(depth - 1, count, n),
-        || join_tree_meets(depth - 1, count, n),
+        || join_tree_meets_with(depth - 1, count, n, meet),
+        || join_tree_meets_with(depth - 1, count, n, meet),
     );
     a + b
+}
+
+/// [`join_tree_meets_with`] whose leaves spin while they wait.
+fn join_tree_meets(depth: u32, count: &AtomicUsize, n: usize) -> usize {
+    join_tree_meets_with(depth, count, n, meet)
 }
 
 #[test]
 fn every_recorded_fork_of_a_join_tree_is_offered() {
     // Worker 0 records (and offers) one fork per level on its way down to its first
     // leaf, and so does every worker that takes one of them: with one worker per leaf,
-    // all the leaves of trees of up to `MAX_RECORDED_FORKS` (3) levels meet. With one
+    // all the leaves of trees of up to three levels meet (`recorded_forks_limit`). With one
     // offer per worker only, the depth-2 tree ran three of its leaves at once.
     for (threads, depth) in [(4, 2), (8, 3)] {
         let pools = [
@@ -265,6 +275,24 @@ fn a_loop_of_long_items_runs_one_per_worker_on_a_wide_pool() {
                 .collect()
         });
         assert!(met.iter().all(|&m| m), "round {round}: {met:?}");
+    }
+}
+
+#[test]
+fn a_join_tree_as_deep_as_a_wide_pool_runs_one_leaf_per_worker() {
+    // 16 leaves on 16 workers and 32 on 32, each waiting for all the others: worker 0
+    // records one fork per level on its way down to its first leaf, so it must record
+    // log2(threads) of them. With three, its bottom join was two direct calls and its
+    // first two leaves ran one after the other (15 of 16 leaves met at most).
+    for (threads, depth) in [(16, 4), (32, 5)] {
+        let pool = pool_with_heartbeat(threads, Duration::from_micros(100));
+        for round in 0..2 {
+            wait_until_all_asleep(&pool);
+            let leaves = 1 << depth;
+            let count = AtomicUsize::new(0);
+            let met = pool.install(|| join_tree_meets_with(depth, &count, leaves, meet_sleeping));
+            assert_eq!(met, leaves, "{threads} threads, round {round}");
+        }
     }
 }
 
