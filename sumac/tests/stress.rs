@@ -3,6 +3,7 @@
 //! at a 20 µs heartbeat, where many joins finish before any heartbeat: a worker then
 //! switches between recording only the top forks of its work (before a heartbeat) and
 //! recording as usual (after one) in the middle of a tree, with spawned jobs on its list.
+//! Balanced trees run on pools of more than 8 workers, which record more forks each.
 mod common;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -80,6 +81,37 @@ proptest! {
         let pool = stress_pool(threads);
         let expected = eval_seq(&tree);
         for _ in 0..4 {
+            prop_assert_eq!(pool.install(|| eval_par(&tree)), expected);
+        }
+    }
+}
+
+/// A balanced tree of joins, `depth` levels above its leaves, with leaf values drawn
+/// from `seed` (deep enough that every worker's list fills up).
+fn balanced_tree(depth: u32, seed: u64) -> Tree {
+    if depth == 0 {
+        return Tree::Leaf(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 54);
+    }
+    let child = |n: u64| balanced_tree(depth - 1, seed.wrapping_mul(6_364_136_223_846_793_005) ^ n);
+    Tree::Join(Box::new(child(1)), Box::new(child(2)))
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 16, ..ProptestConfig::default() })]
+
+    /// Pools of more than 8 workers record more forks per worker (4 at 9 or 16 workers,
+    /// 5 at 17, 6 at 33: `recorded_forks_limit`), so more of them are offered, claimed,
+    /// promoted and withdrawn at once.
+    #[test]
+    fn balanced_fork_trees_match_sequential_on_wide_pools(
+        depth in 4u32..12,
+        seed in any::<u64>(),
+        threads in prop::sample::select(&[9usize, 17, 33][..]),
+    ) {
+        let tree = balanced_tree(depth, seed);
+        let pool = stress_pool(threads);
+        let expected = eval_seq(&tree);
+        for _ in 0..8 {
             prop_assert_eq!(pool.install(|| eval_par(&tree)), expected);
         }
     }
