@@ -103,26 +103,19 @@ fn main() {
         }),
         ideal(4),
     );
-    row(
-        "join tree of depth 3 (8 leaves)",
-        best_ms(|| {
-            sumac_pool.install(|| sumac_tree(3, t));
-        }),
-        best_ms(|| {
-            rayon_pool.install(|| rayon_tree(3, t));
-        }),
-        ideal(8),
-    );
-    row(
-        "join tree of depth 4 (16 leaves)",
-        best_ms(|| {
-            sumac_pool.install(|| sumac_tree(4, t));
-        }),
-        best_ms(|| {
-            rayon_pool.install(|| rayon_tree(4, t));
-        }),
-        ideal(16),
-    );
+    for depth in [3, 4] {
+        let leaves = 1u64 << depth;
+        row(
+            &format!("join tree of depth {depth} ({leaves} leaves)"),
+            best_ms(|| {
+                sumac_pool.install(|| sumac_tree(depth, t));
+            }),
+            best_ms(|| {
+                rayon_pool.install(|| rayon_tree(depth, t));
+            }),
+            ideal(leaves),
+        );
+    }
     row(
         "scope: 4 spawned leaves",
         best_ms(|| {
