@@ -1573,7 +1573,7 @@ mod tests {
 
     /// `wake_on_time` sets the calling thread's timer slack (the heartbeat thread calls
     /// it first thing).
-    #[cfg(target_os = "linux")]
+    #[cfg(all(target_os = "linux", not(miri)))]
     #[test]
     fn the_heartbeat_thread_asks_for_a_tight_timer_slack() {
         let slack = std::thread::spawn(|| {
