@@ -1389,6 +1389,11 @@ impl WorkerThread {
     /// Why spin at all: on a VM a futex wake-up takes tens of microseconds, longer than
     /// many parallel loops last (an LU pivot step is under 100 µs), so a worker that
     /// went to sleep between two loops would miss the next one entirely.
+    ///
+    /// After the first eighth of the spin, each round of looks ends with a
+    /// `thread::yield_now`, which returns at once unless another thread waits for this
+    /// core: with more threads than cores, a worker just woken to finish its join would
+    /// otherwise wait until this spin ended (see `SCHEDULER.md`).
     fn spin_for_work(&self, done: &impl Fn() -> bool) -> bool {
         let registry = &*self.registry;
         let work_or_done =
@@ -1413,6 +1418,9 @@ impl WorkerThread {
             if now >= next_request {
                 registry.request_work(self.index, request_period);
                 next_request = now + request_period;
+            }
+            if now.duration_since(start) >= request_period {
+                thread::yield_now();
             }
         }
     }
