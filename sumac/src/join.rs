@@ -251,7 +251,7 @@ where
     };
     if record {
         // Laid out away from the direct calls below: in a one-thread pool they are the
-        // only path, and elsewhere most forks take them too (see `MIN_RECORDED_FORKS`).
+        // only path, and elsewhere most forks take them too (see `recorded_forks_limit`).
         cold_path();
         return join_recorded(worker, a, b, size);
     }

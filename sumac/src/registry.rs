@@ -175,8 +175,8 @@ pub(crate) struct WorkerThread {
     /// ([`recorded_forks_limit`] of the pool's size: 0 in a one-thread pool).
     fork_limit: usize,
     /// `join` records a fork only while fewer jobs than this wait on `jobs`: at most
-    /// `fork_limit`, so always 0 in a one-thread pool, so that the fork path tests one
-    /// number for every reason to call the closures directly. Between heartbeats it also
+    /// `fork_limit` (hence always 0 in a one-thread pool), so that the fork path tests
+    /// one number for every reason to call the closures directly. Between heartbeats it also
     /// shrinks as recorded forks are joined (see [`WorkerThread::joined_recorded_fork`]).
     record_limit: Cell<usize>,
     /// A heartbeat (or request) arrived since this worker's list was last emptied by a
