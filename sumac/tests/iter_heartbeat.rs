@@ -52,6 +52,13 @@ fn a_long_loop_spreads_over_workers() {
 /// With a 10-second heartbeat no fork ever ages into being shared during this test, so
 /// the loop can only spread because it timed its iterations and marked its upper halves
 /// as worth sharing at once, when the idle workers asked for work.
+///
+/// An idle worker asks only while it spins, for up to 200 µs (then it sleeps, and with
+/// this heartbeat nothing raises flags for it), so each attempt first runs a broadcast:
+/// both workers then start the attempt in their spin. (Without it only the first attempt
+/// could succeed, and on a loaded machine the spinning worker, which yields its core
+/// between looks, was sometimes descheduled past its spin before the loop split: 2 runs
+/// in 60 failed.)
 #[test]
 fn a_timed_loop_is_shared_without_waiting_for_the_heartbeat() {
     let pool = sumac::ThreadPoolBuilder::new()
@@ -60,6 +67,7 @@ fn a_timed_loop_is_shared_without_waiting_for_the_heartbeat() {
         .build()
         .unwrap();
     for _attempt in 0..20 {
+        pool.broadcast(|_| ());
         let threads: HashSet<Option<usize>> = pool.install(|| {
             (0..200)
                 .into_par_iter()
