@@ -694,7 +694,7 @@ fn heartbeat_main(registry: &Registry) {
 /// default, so that it can batch wake-ups: with it, the heartbeat thread of a pool with
 /// one busy and one idle worker ticked every 172-186 µs for the default 100 µs interval;
 /// with a slack of 1 µs, every 121-124 µs (2-core VM). Rescues of the forks behind long
-/// leaves, which wait for ticks, came 3-6% sooner in join trees of sleeping 1 ms leaves
+/// leaves, which wait for ticks, came 2-6% sooner in join trees of sleeping 1 ms leaves
 /// on 8 and 16 threads (median of 100 runs); tree-sum and fib at 1 and 2 threads did not
 /// move beyond noise. More ticks cost more: with one worker busy and one idle, the
 /// heartbeat thread used 11-13% of a core before and 16-18% after. The thread waits on a
