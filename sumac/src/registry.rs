@@ -703,13 +703,12 @@ fn heartbeat_main(registry: &Registry) {
 fn wake_on_time() {
     #[cfg(all(target_os = "linux", not(miri), not(loom)))]
     {
-        let slack_ns: libc::c_ulong = HEARTBEAT_TIMER_SLACK_NS;
         // SAFETY: PR_SET_TIMERSLACK takes one unsigned long (the slack in nanoseconds)
         // and changes only the calling thread's timer slack; it reads and writes no
         // memory of ours. A failure (an old kernel) leaves the default slack, which is
         // only slower.
         unsafe {
-            libc::prctl(libc::PR_SET_TIMERSLACK, slack_ns);
+            libc::prctl(libc::PR_SET_TIMERSLACK, HEARTBEAT_TIMER_SLACK_NS);
         }
     }
 }
@@ -1168,7 +1167,7 @@ impl WorkerThread {
     /// comparisons.
     #[inline(always)]
     pub(crate) fn withdraw_offer(&self, job: NonNull<JobHeader>) -> bool {
-        let Some(slot) = self.offered.iter().position(|slot| slot.get() == Some(job)) else {
+        let Some(slot) = self.offer_slot(job) else {
             return true;
         };
         let withdrawn = self.shared().rescue[slot].withdraw(job);
@@ -1178,6 +1177,12 @@ impl WorkerThread {
         withdrawn
     }
 
+    /// The rescue slot in which this worker offered `job`, if it did.
+    #[inline(always)]
+    fn offer_slot(&self, job: NonNull<JobHeader>) -> Option<usize> {
+        self.offered.iter().position(|slot| slot.get() == Some(job))
+    }
+
     /// The join of a fork whose offer was claimed (see [`withdraw_offer`]) unlinks it.
     ///
     /// # Safety
@@ -1185,10 +1190,10 @@ impl WorkerThread {
     ///
     /// [`withdraw_offer`]: Self::withdraw_offer
     pub(crate) unsafe fn remove_claimed(&self, job: NonNull<JobHeader>) {
-        let slot = self.offered.iter().find(|slot| slot.get() == Some(job));
+        let slot = self.offer_slot(job);
         debug_assert!(slot.is_some(), "not an offered fork");
         if let Some(slot) = slot {
-            slot.set(None);
+            self.offered[slot].set(None);
         }
         // SAFETY: the caller guarantees `job` is on our list.
         unsafe { self.jobs.remove(job) };
