@@ -467,3 +467,172 @@ fn rayon_module_paths_name_the_returned_types() {
     let it: sumac::range_inclusive::Iter<u32> = (0..=3u32).into_par_iter();
     assert_eq!(it.count(), 4);
 }
+
+/// Clones and drops of the `repeat_n` element, counted (as Rayon's own tests count them).
+mod repeat_n_counts {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Mutex;
+
+    use sumac::iter::plumbing::{Producer, ProducerCallback};
+    use sumac::prelude::*;
+
+    static CLONES: AtomicUsize = AtomicUsize::new(0);
+    static DROPS: AtomicUsize = AtomicUsize::new(0);
+    /// The counters are global: the tests of this module take turns.
+    static TURN: Mutex<()> = Mutex::new(());
+
+    struct Counted;
+
+    impl Clone for Counted {
+        fn clone(&self) -> Self {
+            CLONES.fetch_add(1, Ordering::Relaxed);
+            Counted
+        }
+    }
+
+    impl Drop for Counted {
+        fn drop(&mut self) {
+            DROPS.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// (clones, drops) since the last call.
+    fn take_counts() -> (usize, usize) {
+        (
+            CLONES.swap(0, Ordering::Relaxed),
+            DROPS.swap(0, Ordering::Relaxed),
+        )
+    }
+
+    #[test]
+    fn an_empty_repeat_n_holds_no_element() {
+        let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+        take_counts();
+        let empty = sumac::iter::repeat_n(Counted, 0);
+        assert_eq!(take_counts(), (0, 1), "the element is dropped at once");
+        let copy = empty.clone();
+        assert_eq!(
+            take_counts(),
+            (0, 0),
+            "cloning an empty iterator clones nothing"
+        );
+        assert_eq!(empty.count() + copy.count(), 0);
+        assert_eq!(take_counts(), (0, 0));
+    }
+
+    /// Splits a 3-item producer at its end and at its start.
+    struct SplitAtTheEnds;
+
+    impl ProducerCallback<Counted> for SplitAtTheEnds {
+        type Output = [(usize, usize); 2];
+        fn callback<P: Producer<Item = Counted>>(self, producer: P) -> Self::Output {
+            let (all, nothing) = producer.split_at(3);
+            drop(nothing);
+            let at_end = take_counts();
+            let (nothing, all) = all.split_at(0);
+            drop(nothing);
+            let at_start = take_counts();
+            assert_eq!(all.into_iter().count(), 3);
+            [at_end, at_start]
+        }
+    }
+
+    #[test]
+    fn splitting_off_an_empty_part_clones_nothing() {
+        let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+        take_counts();
+        let counts = sumac::iter::repeat_n(Counted, 3).with_producer(SplitAtTheEnds);
+        assert_eq!(counts, [(0, 0), (0, 0)]);
+        assert_eq!(take_counts(), (2, 3), "two clones and the element itself");
+    }
+
+    /// Drains a producer sequentially.
+    struct RunSequentially;
+
+    impl ProducerCallback<Counted> for RunSequentially {
+        type Output = usize;
+        fn callback<P: Producer<Item = Counted>>(self, producer: P) -> usize {
+            producer.into_iter().map(drop).count()
+        }
+    }
+
+    #[test]
+    fn n_items_cost_n_minus_one_clones_and_every_one_is_dropped_once() {
+        let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+        take_counts();
+        let items = sumac::iter::repeat_n(Counted, 100).with_producer(RunSequentially);
+        assert_eq!(items, 100);
+        assert_eq!(
+            take_counts(),
+            (99, 100),
+            "the last item is the element itself"
+        );
+        // Splits clone the element for the new part, but every clone is dropped once.
+        for n in [1usize, 2, 100, 5000] {
+            super::pool().install(|| sumac::iter::repeat_n(Counted, n).for_each(drop));
+            let (clones, drops) = take_counts();
+            assert_eq!(drops, clones + 1, "n = {n}");
+            assert!(clones >= n - 1, "n = {n}: {clones} clones");
+        }
+    }
+}
+
+/// Zero chunk and block sizes panic with Rayon's messages (Rayon's tests match on them).
+mod zero_sizes {
+    use sumac::prelude::*;
+
+    #[test]
+    #[should_panic(expected = "chunk_size must not be zero")]
+    fn chunks() {
+        let _: Vec<Vec<u8>> = vec![1u8, 2].into_par_iter().chunks(0).collect();
+    }
+
+    #[test]
+    #[should_panic(expected = "chunk_size must not be zero")]
+    fn fold_chunks() {
+        let _: Vec<u8> = (0..3u8)
+            .into_par_iter()
+            .fold_chunks(0, || 0, |a, b| a + b)
+            .collect();
+    }
+
+    #[test]
+    #[should_panic(expected = "chunk_size must not be zero")]
+    fn par_chunks() {
+        let _ = [1u8, 2].par_chunks(0).count();
+    }
+
+    #[test]
+    #[should_panic(expected = "chunk_size must not be zero")]
+    fn par_rchunks_exact_mut() {
+        let _ = [1u8, 2].par_rchunks_exact_mut(0).count();
+    }
+
+    #[test]
+    #[should_panic(expected = "block_size must not be zero")]
+    fn by_uniform_blocks() {
+        let _ = (0..3).into_par_iter().by_uniform_blocks(0).count();
+    }
+}
+
+/// Sources are not `#[must_use]`, as in Rayon (only adaptors are): code that makes one
+/// and drops it (Rayon's own tests do) compiles under `deny(unused_must_use)`.
+#[test]
+#[deny(unused_must_use)]
+fn making_a_source_and_dropping_it_is_not_a_warning() {
+    let mut v = vec![1u8, 2, 3];
+    v.par_iter();
+    v.par_iter_mut();
+    v.par_chunks(2);
+    v.par_windows(2);
+    v.par_drain(..1);
+    v.clone().into_par_iter();
+    (0..3).into_par_iter();
+    (0..=3).into_par_iter();
+    Some(1).into_par_iter();
+    sumac::iter::repeat_n(1, 2);
+    sumac::iter::repeat(1);
+    "a b".par_split_whitespace();
+    "ab".par_encode_utf16();
+    assert_eq!(v, [2, 3]);
+}

@@ -54,7 +54,6 @@ impl<'a, T: Ord + Send> ParallelDrainFull for &'a mut BinaryHeap<T> {
 /// assert!(heap.is_empty());
 /// ```
 #[derive(Debug)]
-#[must_use = "parallel iterators are lazy and do nothing unless consumed"]
 pub struct Drain<'a, T: Ord + Send> {
     heap: &'a mut BinaryHeap<T>,
 }

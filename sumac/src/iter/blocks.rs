@@ -63,7 +63,7 @@ block_adaptor!(
 
 impl<I> UniformBlocks<I> {
     pub(super) fn new(base: I, size: usize) -> Self {
-        assert!(size != 0, "block size must not be zero");
+        assert!(size != 0, "block_size must not be zero");
         UniformBlocks { base, size }
     }
 }

@@ -116,7 +116,7 @@ pub struct Chunks<I> {
 
 impl<I> Chunks<I> {
     pub(super) fn new(base: I, size: usize) -> Self {
-        assert!(size != 0, "chunk size must not be zero");
+        assert!(size != 0, "chunk_size must not be zero");
         Chunks { size, base }
     }
 }
@@ -135,7 +135,7 @@ pub struct FoldChunks<I, ID, F> {
 
 impl<I, ID, F> FoldChunks<I, ID, F> {
     pub(super) fn new(base: I, size: usize, identity: ID, fold_op: F) -> Self {
-        assert!(size != 0, "chunk size must not be zero");
+        assert!(size != 0, "chunk_size must not be zero");
         FoldChunks {
             size,
             base,
@@ -161,7 +161,7 @@ pub struct FoldChunksWith<I, U, F> {
 
 impl<I, U, F> FoldChunksWith<I, U, F> {
     pub(super) fn new(base: I, size: usize, init: U, fold_op: F) -> Self {
-        assert!(size != 0, "chunk size must not be zero");
+        assert!(size != 0, "chunk_size must not be zero");
         FoldChunksWith {
             size,
             base,

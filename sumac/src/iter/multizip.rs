@@ -17,7 +17,6 @@ use super::{IndexedParallelIterator, IntoParallelIterator, ParallelIterator};
 /// Parallel iterators iterated in lock step, stopping at the shortest; see the module
 /// documentation.
 #[derive(Clone, Debug)]
-#[must_use = "parallel iterators are lazy and do nothing unless consumed"]
 pub struct MultiZip<T> {
     tuple: T,
 }

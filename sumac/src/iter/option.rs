@@ -15,7 +15,6 @@ use super::{IndexedParallelIterator, IntoParallelIterator, ParallelIterator};
 
 /// A parallel iterator over the item of an `Option`, if any.
 #[derive(Clone, Debug)]
-#[must_use = "parallel iterators are lazy and do nothing unless consumed"]
 pub struct IntoIter<T> {
     opt: Option<T>,
 }

@@ -88,7 +88,6 @@ where
 
 /// The iterator returned by [`ParallelBridge::par_bridge`].
 #[derive(Clone, Debug)]
-#[must_use = "parallel iterators are lazy and do nothing unless consumed"]
 pub struct IterBridge<I> {
     iter: I,
 }

@@ -170,7 +170,6 @@ macro_rules! parts_iterator {
      where [$($bounds:tt)*] => $item:ty, |$this:ident| $kind:expr) => {
         $(#[$doc])*
         #[derive(Clone, Debug)]
-        #[must_use = "parallel iterators are lazy and do nothing unless consumed"]
         pub struct $name<'a $(, $p)*> {
             $hay: $hay_ty,
             $($field: $ty),*

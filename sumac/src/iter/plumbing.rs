@@ -862,6 +862,11 @@ where
             return split_rest(folded, producer, len, block, big, 0);
         }
         let n = block_items(block, len, min, F::PIECE_PER_BLOCK);
+        if n == len {
+            // The last block: fold the producer itself rather than split off an empty
+            // rest (a split may cost a clone, as `repeat_n`'s does).
+            return folded.fold_block(producer, n, true).complete();
+        }
         let (head, tail) = producer.split_at(n);
         producer = tail;
         len -= n;

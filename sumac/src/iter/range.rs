@@ -173,7 +173,6 @@ pub(crate) fn drive_long<T: RangeInteger, C: Consumer<T>>(
 
 /// A parallel iterator over `start..end` (from [`IntoParallelIterator`] on a range).
 #[derive(Clone, Debug)]
-#[must_use = "parallel iterators are lazy and do nothing unless consumed"]
 pub struct Iter<T> {
     pub(crate) range: Range<T>,
 }

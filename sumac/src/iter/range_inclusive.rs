@@ -24,7 +24,6 @@ use super::{IndexedParallelIterator, IntoParallelIterator, ParallelIterator};
 /// A parallel iterator over `start..=end` (from [`IntoParallelIterator`] on an inclusive
 /// range).
 #[derive(Clone, Debug)]
-#[must_use = "parallel iterators are lazy and do nothing unless consumed"]
 pub struct Iter<T> {
     pub(crate) range: RangeInclusive<T>,
 }

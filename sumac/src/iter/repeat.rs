@@ -51,7 +51,9 @@ pub fn repeat<T: Clone + Send>(element: T) -> Repeat<T> {
     Repeat { element }
 }
 
-/// A parallel iterator of `n` clones of `element` (an indexed iterator).
+/// A parallel iterator of `n` clones of `element` (an indexed iterator). The last item is
+/// `element` itself, so `n` items cost `n - 1` clones, and `repeat_n(element, 0)` drops
+/// `element` at once.
 ///
 /// ```
 /// use sumac::prelude::*;
@@ -59,7 +61,10 @@ pub fn repeat<T: Clone + Send>(element: T) -> Repeat<T> {
 /// assert_eq!(v, ["ab", "ab", "ab"]);
 /// ```
 pub fn repeat_n<T: Clone + Send>(element: T, n: usize) -> RepeatN<T> {
-    RepeatN { element, count: n }
+    RepeatN {
+        element: (n > 0).then_some(element),
+        count: n,
+    }
 }
 
 /// The former name of [`repeat_n`] in Rayon.
@@ -69,7 +74,6 @@ pub fn repeatn<T: Clone + Send>(element: T, n: usize) -> RepeatN<T> {
 
 /// The iterator returned by [`repeat`].
 #[derive(Clone, Debug)]
-#[must_use = "parallel iterators are lazy and do nothing unless consumed"]
 pub struct Repeat<T> {
     element: T,
 }
@@ -104,11 +108,23 @@ impl<T: Clone + Send> ParallelIterator for Repeat<T> {
 }
 
 /// The iterator returned by [`repeat_n`].
+///
+/// An empty one holds no element, so cloning or splitting off an empty part clones
+/// nothing (as in Rayon).
 #[derive(Clone, Debug)]
-#[must_use = "parallel iterators are lazy and do nothing unless consumed"]
 pub struct RepeatN<T> {
-    element: T,
+    /// `None` exactly when `count` is 0.
+    element: Option<T>,
     count: usize,
+}
+
+impl<T> RepeatN<T> {
+    fn empty() -> Self {
+        RepeatN {
+            element: None,
+            count: 0,
+        }
+    }
 }
 
 impl<T: Clone + Send> ParallelIterator for RepeatN<T> {
@@ -132,19 +148,69 @@ impl<T: Clone + Send> IndexedParallelIterator for RepeatN<T> {
 
 impl<T: Clone + Send> Producer for RepeatN<T> {
     type Item = T;
-    type IntoIter = std::iter::RepeatN<T>;
+    type IntoIter = RepeatNIter<T>;
     fn into_iter(self) -> Self::IntoIter {
-        std::iter::repeat_n(self.element, self.count)
+        debug_assert_eq!(self.element.is_some(), self.count > 0);
+        RepeatNIter {
+            inner: self
+                .element
+                .map(|element| std::iter::repeat_n(element, self.count)),
+        }
     }
     fn split_at(self, index: usize) -> (Self, Self) {
-        let left = RepeatN {
-            element: self.element.clone(),
-            count: index,
-        };
-        let right = RepeatN {
-            element: self.element,
-            count: self.count - index,
-        };
-        (left, right)
+        debug_assert!(index <= self.count);
+        if index == 0 {
+            (RepeatN::empty(), self)
+        } else if index == self.count {
+            (self, RepeatN::empty())
+        } else {
+            let element = self.element.expect("a nonempty RepeatN holds its element");
+            let left = RepeatN {
+                element: Some(element.clone()),
+                count: index,
+            };
+            let right = RepeatN {
+                element: Some(element),
+                count: self.count - index,
+            };
+            (left, right)
+        }
+    }
+}
+
+/// The sequential iterator of a [`RepeatN`] piece: the standard library's `repeat_n`
+/// (which skips items without cloning them and moves the element out as the last item),
+/// or nothing for an empty piece.
+#[derive(Debug)]
+pub struct RepeatNIter<T> {
+    inner: Option<std::iter::RepeatN<T>>,
+}
+
+impl<T: Clone> Iterator for RepeatNIter<T> {
+    type Item = T;
+    fn next(&mut self) -> Option<T> {
+        self.inner.as_mut()?.next()
+    }
+    fn nth(&mut self, n: usize) -> Option<T> {
+        self.inner.as_mut()?.nth(n)
+    }
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let len = self.len();
+        (len, Some(len))
+    }
+}
+
+impl<T: Clone> DoubleEndedIterator for RepeatNIter<T> {
+    fn next_back(&mut self) -> Option<T> {
+        self.inner.as_mut()?.next_back()
+    }
+    fn nth_back(&mut self, n: usize) -> Option<T> {
+        self.inner.as_mut()?.nth_back(n)
+    }
+}
+
+impl<T: Clone> ExactSizeIterator for RepeatNIter<T> {
+    fn len(&self) -> usize {
+        self.inner.as_ref().map_or(0, ExactSizeIterator::len)
     }
 }

@@ -53,7 +53,6 @@ macro_rules! slice_iterator {
 
 /// A parallel iterator over `&T` (from `par_iter()` on a slice or vector).
 #[derive(Debug)]
-#[must_use = "parallel iterators are lazy and do nothing unless consumed"]
 pub struct Iter<'data, T> {
     slice: &'data [T],
 }
@@ -121,7 +120,6 @@ impl<'data, T: Sync + 'data, const N: usize> IntoParallelIterator for &'data [T;
 
 /// A parallel iterator over `&mut T` (from `par_iter_mut()` on a slice or vector).
 #[derive(Debug)]
-#[must_use = "parallel iterators are lazy and do nothing unless consumed"]
 pub struct IterMut<'data, T> {
     slice: &'data mut [T],
 }
@@ -302,7 +300,6 @@ macro_rules! chunk_iterator {
     ($(#[$doc:meta])* $name:ident, $slice:ty, $bound:ident, $order:ident, exact, $split:ident) => {
         $(#[$doc])*
         #[derive(Debug)]
-        #[must_use = "parallel iterators are lazy and do nothing unless consumed"]
         pub struct $name<'data, T> {
             size: usize,
             slice: $slice,
@@ -311,7 +308,7 @@ macro_rules! chunk_iterator {
 
         impl<'data, T> $name<'data, T> {
             pub(crate) fn new(slice: $slice, size: usize) -> Self {
-                assert!(size != 0, "chunk size must not be zero");
+                assert!(size != 0, "chunk_size must not be zero");
                 let len = slice.len();
                 let (slice, rem) = if $order::AT_BACK {
                     let (rem, slice) = slice.$split(len % size);
@@ -328,7 +325,6 @@ macro_rules! chunk_iterator {
     ($(#[$doc:meta])* $name:ident, $slice:ty, $bound:ident, $order:ident) => {
         $(#[$doc])*
         #[derive(Debug)]
-        #[must_use = "parallel iterators are lazy and do nothing unless consumed"]
         pub struct $name<'data, T> {
             size: usize,
             slice: $slice,
@@ -336,7 +332,7 @@ macro_rules! chunk_iterator {
 
         impl<'data, T> $name<'data, T> {
             pub(crate) fn new(slice: $slice, size: usize) -> Self {
-                assert!(size != 0, "chunk size must not be zero");
+                assert!(size != 0, "chunk_size must not be zero");
                 $name { size, slice }
             }
         }
@@ -464,7 +460,6 @@ mut_remainder!(ChunksExactMut: "end", RChunksExactMut: "start");
 /// A parallel iterator over overlapping windows of `size` items (from
 /// [`par_windows`](crate::slice::ParallelSlice::par_windows)).
 #[derive(Debug)]
-#[must_use = "parallel iterators are lazy and do nothing unless consumed"]
 pub struct Windows<'data, T> {
     size: usize,
     slice: &'data [T],
@@ -522,7 +517,6 @@ impl<'data, T: Sync> Producer for WindowsProducer<'data, T> {
 /// The iterator returned by [`par_array_windows`](crate::slice::ParallelSlice::par_array_windows):
 /// [`Windows`] of `N` items, as arrays.
 #[derive(Debug)]
-#[must_use = "parallel iterators are lazy and do nothing unless consumed"]
 pub struct ArrayWindows<'data, T, const N: usize> {
     slice: &'data [T],
 }
@@ -907,7 +901,6 @@ macro_rules! mut_pieces_iterator {
     ($(#[$doc:meta])* $name:ident<'a, T, P> where [$($bound:tt)*] { $field:ident } => |$p:ident| $kind:expr) => {
         $(#[$doc])*
         #[derive(Debug)]
-        #[must_use = "parallel iterators are lazy and do nothing unless consumed"]
         pub struct $name<'a, T, P> {
             slice: &'a mut [T],
             $field: P,

@@ -71,7 +71,6 @@ where
 
 /// The iterator returned by [`split`].
 #[derive(Clone, Debug)]
-#[must_use = "parallel iterators are lazy and do nothing unless consumed"]
 pub struct Split<D, S> {
     data: D,
     splitter: S,

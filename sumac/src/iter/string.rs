@@ -540,7 +540,6 @@ parts_iterator!(
 
 /// The iterator returned by [`ParallelString::par_matches`].
 #[derive(Clone, Debug)]
-#[must_use = "parallel iterators are lazy and do nothing unless consumed"]
 pub struct Matches<'a, P> {
     text: &'a str,
     pattern: P,
@@ -563,7 +562,6 @@ impl<'a, P: Pattern> ParallelIterator for Matches<'a, P> {
 
 /// The iterator returned by [`ParallelString::par_encode_utf16`].
 #[derive(Clone, Debug)]
-#[must_use = "parallel iterators are lazy and do nothing unless consumed"]
 pub struct EncodeUtf16<'a> {
     chars: Chars<'a>,
 }
@@ -618,7 +616,6 @@ impl<'a> ParallelDrainRange<usize> for &'a mut String {
 /// assert_eq!(text, "2024");
 /// ```
 #[derive(Debug)]
-#[must_use = "parallel iterators are lazy and do nothing unless consumed"]
 pub struct Drain<'a> {
     string: &'a mut String,
     range: Range<usize>,

@@ -18,7 +18,6 @@ use super::{drive_indexed, IndexedParallelIterator, IntoParallelIterator, Parall
 
 /// A parallel iterator over the items of a `Vec<T>`, by value.
 #[derive(Clone, Debug)]
-#[must_use = "parallel iterators are lazy and do nothing unless consumed"]
 pub struct IntoIter<T> {
     vec: Vec<T>,
 }
@@ -160,7 +159,6 @@ pub(crate) fn resolve_range(
 /// assert_eq!(v, ["0", "4", "5"]);
 /// ```
 #[derive(Debug)]
-#[must_use = "parallel iterators are lazy and do nothing unless consumed"]
 pub struct Drain<'data, T: Send> {
     vec: &'data mut Vec<T>,
     range: std::ops::Range<usize>,

@@ -65,7 +65,6 @@ impl<'a, T: Send> ParallelDrainRange<usize> for &'a mut VecDeque<T> {
 /// assert_eq!(queue, ["2", "3", "4", "5"]);
 /// ```
 #[derive(Debug)]
-#[must_use = "parallel iterators are lazy and do nothing unless consumed"]
 pub struct Drain<'a, T: Send> {
     deque: &'a mut VecDeque<T>,
     range: Range<usize>,

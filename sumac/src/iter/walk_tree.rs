@@ -96,7 +96,6 @@ macro_rules! walk_iterator {
     ($($(#[$doc:meta])* $name:ident, postfix = $postfix:literal;)*) => {$(
         $(#[$doc])*
         #[derive(Clone, Debug)]
-        #[must_use = "parallel iterators are lazy and do nothing unless consumed"]
         pub struct $name<S, B> {
             walk: Walk<S, B>,
         }
