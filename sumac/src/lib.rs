@@ -30,6 +30,7 @@
 #![warn(missing_docs)]
 
 mod broadcast;
+mod configuration;
 mod job;
 mod job_list;
 mod join;
@@ -175,6 +176,8 @@ pub mod collections {
 mod loom_tests;
 
 pub use crate::broadcast::{broadcast, spawn_broadcast, BroadcastContext};
+#[allow(deprecated)]
+pub use crate::configuration::{initialize, Configuration};
 pub use crate::join::{join, join_context, FnContext};
 pub use crate::pool::{
     ThreadPool, ThreadPoolBuildError, ThreadPoolBuildErrorKind, ThreadPoolBuilder,

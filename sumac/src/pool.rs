@@ -580,7 +580,7 @@ pub enum ThreadPoolBuildErrorKind {
 ///     .heartbeat_interval(std::time::Duration::ZERO)
 ///     .build()
 ///     .unwrap_err();
-/// assert_eq!(error.to_string(), "the heartbeat interval must not be zero");
+/// assert_eq!(error.to_string(), "The heartbeat interval must not be zero.");
 /// assert!(error.source().is_none()); // only a failed thread start has a source
 /// ```
 #[derive(Debug)]
@@ -629,18 +629,23 @@ impl ThreadPoolBuildError {
     }
 }
 
+/// The messages read as Rayon's do (code that matches on them keeps working); a failed
+/// thread start displays the operating system's error, which is also the `source`.
 impl fmt::Display for ThreadPoolBuildError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.kind {
-            ThreadPoolBuildErrorKind::ZeroHeartbeatInterval => {
-                f.write_str("the heartbeat interval must not be zero")
+        match (self.kind, &self.source) {
+            (ThreadPoolBuildErrorKind::ThreadSpawn, Some(error)) => error.fmt(f),
+            (ThreadPoolBuildErrorKind::ThreadSpawn, None) => {
+                f.write_str("A worker thread could not be started.")
             }
-            ThreadPoolBuildErrorKind::GlobalPoolAlreadyInitialized => {
-                f.write_str("the global thread pool has already been initialized")
+            (ThreadPoolBuildErrorKind::ZeroHeartbeatInterval, _) => {
+                f.write_str("The heartbeat interval must not be zero.")
             }
-            ThreadPoolBuildErrorKind::ThreadSpawn => f.write_str("failed to spawn a worker thread"),
-            ThreadPoolBuildErrorKind::CurrentThreadAlreadyInPool => {
-                f.write_str("the current thread is already a worker of a thread pool")
+            (ThreadPoolBuildErrorKind::GlobalPoolAlreadyInitialized, _) => {
+                f.write_str("The global thread pool has already been initialized.")
+            }
+            (ThreadPoolBuildErrorKind::CurrentThreadAlreadyInPool, _) => {
+                f.write_str("The current thread is already part of another thread pool.")
             }
         }
     }

@@ -63,6 +63,8 @@
 //! queued jobs, so a fully busy pool never pays for sharing.
 
 use std::cell::Cell;
+use std::io;
+use std::panic::{self, AssertUnwindSafe};
 use std::ptr::{self, NonNull};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock, PoisonError};
@@ -243,47 +245,52 @@ impl Registry {
         });
         let mut thread_name = config.thread_name;
         let mut handles = Vec::with_capacity(num_threads + 1);
-        let mut spawn_result = Ok(());
         let first_spawned = if config.use_current_thread {
             register_current_thread(&registry)?;
             1
         } else {
             0
         };
-        for index in first_spawned..num_threads {
-            let thread = ThreadBuilder::new(
-                Arc::clone(&registry),
-                index,
-                thread_name(index),
-                config.stack_size,
-            );
-            match spawner.spawn(thread) {
-                Ok(handle) => handles.extend(handle),
-                Err(error) => {
-                    spawn_result = Err(error);
-                    break;
-                }
+        // A panicking `thread_name` or spawn handler unwinds out of here: the workers
+        // started so far must then be stopped as on an error, not left running forever.
+        let spawned = panic::catch_unwind(AssertUnwindSafe(|| -> io::Result<()> {
+            for index in first_spawned..num_threads {
+                let thread = ThreadBuilder::new(
+                    Arc::clone(&registry),
+                    index,
+                    thread_name(index),
+                    config.stack_size,
+                );
+                handles.extend(spawner.spawn(thread)?);
             }
-        }
-        if spawn_result.is_ok() && num_threads > 1 {
-            let registry = Arc::clone(&registry);
-            let heartbeat = thread::Builder::new()
-                .name("sumac-heartbeat".to_owned())
-                .spawn(move || heartbeat_main(&registry));
-            match heartbeat {
-                Ok(handle) => handles.push(handle),
-                Err(error) => spawn_result = Err(error),
+            if num_threads > 1 {
+                let registry = Arc::clone(&registry);
+                let heartbeat = thread::Builder::new()
+                    .name("sumac-heartbeat".to_owned())
+                    .spawn(move || heartbeat_main(&registry))?;
+                handles.push(heartbeat);
             }
-        }
+            Ok(())
+        }));
         *registry
             .threads
             .lock()
             .unwrap_or_else(PoisonError::into_inner) = handles;
-        if let Err(error) = spawn_result {
+        let abandon = || {
             registry.terminate();
             unregister_current_thread(&registry);
             registry.join_threads();
-            return Err(ThreadPoolBuildError::spawn(error));
+        };
+        match spawned {
+            Ok(Ok(())) => {}
+            Ok(Err(error)) => {
+                abandon();
+                return Err(ThreadPoolBuildError::spawn(error));
+            }
+            Err(payload) => {
+                abandon();
+                panic::resume_unwind(payload);
+            }
         }
         Ok(registry)
     }

@@ -128,6 +128,10 @@ fn a_thread_is_worker_zero_of_one_pool_at_a_time() {
         error.kind(),
         ThreadPoolBuildErrorKind::CurrentThreadAlreadyInPool
     );
+    assert_eq!(
+        error.to_string(),
+        "The current thread is already part of another thread pool."
+    );
     let other = ThreadPoolBuilder::new().num_threads(2).build().unwrap();
     let inside = other.install(|| {
         ThreadPoolBuilder::new()

@@ -445,6 +445,79 @@ fn a_failing_spawn_handler_fails_the_build_and_stops_started_workers() {
     assert_eq!(exited.load(Ordering::SeqCst), 2);
 }
 
+/// Builds a 4-thread pool whose third thread cannot be started because `thread_name` or
+/// the spawn handler panics, and returns (workers started, workers that ran their exit
+/// handler) once `build` has unwound.
+fn build_that_panics_at_the_third_thread(in_spawn_handler: bool) -> (usize, usize) {
+    let started = Arc::new(AtomicUsize::new(0));
+    let exited = Arc::new(AtomicUsize::new(0));
+    let (starts, exits) = (Arc::clone(&started), Arc::clone(&exited));
+    let builder = ThreadPoolBuilder::new()
+        .num_threads(4)
+        .start_handler(move |_| {
+            starts.fetch_add(1, Ordering::SeqCst);
+        })
+        .exit_handler(move |_| {
+            exits.fetch_add(1, Ordering::SeqCst);
+        });
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || {
+        if in_spawn_handler {
+            builder
+                .spawn_handler(|thread| {
+                    assert!(thread.index() < 2, "no third thread");
+                    std::thread::spawn(|| thread.run());
+                    Ok(())
+                })
+                .build()
+        } else {
+            builder
+                .thread_name(|index| {
+                    assert!(index < 2, "no name for a third thread");
+                    format!("named-{index}")
+                })
+                .build()
+        }
+    }));
+    let payload = outcome.expect_err("the panic unwinds out of build");
+    assert!(common::panic_message(&*payload).contains("third thread"));
+    (
+        started.load(Ordering::SeqCst),
+        exited.load(Ordering::SeqCst),
+    )
+}
+
+/// A panic while the pool starts its threads (in `thread_name` or in the spawn handler)
+/// unwinds out of `build` only after the workers started so far exited, as a failed
+/// spawn does: before, they ran forever (found by Rayon's `panic_thread_name` test).
+#[test]
+fn a_panic_while_starting_threads_stops_the_started_workers() {
+    for in_spawn_handler in [false, true] {
+        let (started, exited) = build_that_panics_at_the_third_thread(in_spawn_handler);
+        // The spawned workers may not have reached their start handler before the
+        // build stopped them; every one that did has exited.
+        assert!(started <= 2, "{started} workers started");
+        assert_eq!(exited, started, "spawn handler: {in_spawn_handler}");
+    }
+}
+
+/// The errors read as Rayon's (code that matches on the message keeps working), and a
+/// failed thread start shows the operating system's error.
+#[test]
+fn build_errors_read_as_rayons() {
+    let zero = ThreadPoolBuilder::new()
+        .heartbeat_interval(Duration::ZERO)
+        .build()
+        .unwrap_err();
+    assert_eq!(zero.to_string(), "The heartbeat interval must not be zero.");
+    let spawn = ThreadPoolBuilder::new()
+        .num_threads(2)
+        .spawn_handler(|_| Err(std::io::Error::other("no threads today")))
+        .build()
+        .unwrap_err();
+    assert_eq!(spawn.kind(), ThreadPoolBuildErrorKind::ThreadSpawn);
+    assert_eq!(spawn.to_string(), "no threads today");
+}
+
 /// A handler that drops its `ThreadBuilder` instead of running it does not make
 /// dropping the pool hang (that worker counts as finished).
 #[test]
