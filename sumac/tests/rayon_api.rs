@@ -636,3 +636,349 @@ fn making_a_source_and_dropping_it_is_not_a_warning() {
     "ab".par_encode_utf16();
     assert_eq!(v, [2, 3]);
 }
+
+/// Every iterator type is `Debug` whatever closure it holds, as in Rayon: the closures
+/// are left out of the output.
+mod debug_with_closures {
+    use std::fmt::Debug;
+
+    use sumac::prelude::*;
+
+    /// `iter`'s `Debug` output, which must start with `start`.
+    #[track_caller]
+    fn check<I: ParallelIterator + Debug>(iter: I, start: &str) -> String {
+        let shown = format!("{iter:?}");
+        assert!(
+            shown.starts_with(start),
+            "{shown:?} should start with {start:?}"
+        );
+        shown
+    }
+
+    /// Formats without checking the name: the types that were `Debug` already.
+    fn show<I: ParallelIterator + Debug>(iter: I) {
+        assert!(!format!("{iter:?}").is_empty());
+    }
+
+    #[test]
+    fn adaptors_holding_a_closure() {
+        let v: Vec<i32> = (0..10).collect();
+        let base = format!("{:?}", v.par_iter());
+        let of = |name: &str| format!("{name} {{ base: {base}");
+        check(v.par_iter().map(|x| x + 1), &of("Map"));
+        check(v.par_iter().inspect(|_| ()), &of("Inspect"));
+        check(v.par_iter().update(|_| ()), &of("Update"));
+        let shown = check(v.par_iter().map_with(7u8, |_, x| x), &of("MapWith"));
+        assert!(shown.contains("item: 7"), "{shown}");
+        check(v.par_iter().map_init(|| 0, |_, x| x), &of("MapInit"));
+        check(v.par_iter().filter(|_| true), &of("Filter"));
+        check(v.par_iter().filter_map(|x| Some(x + 1)), &of("FilterMap"));
+        check(v.par_iter().flat_map(|x| vec![*x]), &of("FlatMap"));
+        check(v.par_iter().flat_map_iter(|x| vec![*x]), &of("FlatMapIter"));
+        check(v.par_iter().fold(|| 0, |x, _| x), &of("Fold"));
+        let shown = check(v.par_iter().fold_with(5u8, |x, _| x), &of("FoldWith"));
+        assert!(shown.contains("item: 5"), "{shown}");
+        check(v.par_iter().try_fold(|| 0, |x, _| Some(x)), &of("TryFold"));
+        let shown = check(
+            v.par_iter().try_fold_with(6u8, |x, _| Some(x)),
+            &of("TryFoldWith"),
+        );
+        assert!(shown.contains("item: 6"), "{shown}");
+        let shown = check(
+            v.par_iter().fold_chunks(3, || 0, |x, _| x),
+            &of("FoldChunks"),
+        );
+        assert!(shown.contains("chunk_size: 3"), "{shown}");
+        let shown = check(
+            v.par_iter().fold_chunks_with(4, 9u8, |x, _| x),
+            &of("FoldChunksWith"),
+        );
+        assert!(
+            shown.contains("chunk_size: 4") && shown.contains("item: 9"),
+            "{shown}"
+        );
+        check(v.par_iter().positions(|_| true), &of("Positions"));
+        check(v.par_iter().skip_any_while(|_| false), &of("SkipAnyWhile"));
+        check(v.par_iter().take_any_while(|_| true), &of("TakeAnyWhile"));
+        let shown = check(v.par_iter().take_any(2), &of("TakeAny"));
+        assert!(shown.contains("count: 2"), "{shown}");
+        let shown = check(v.par_iter().skip_any(3), &of("SkipAny"));
+        assert!(shown.contains("count: 3"), "{shown}");
+        let shown = check(
+            sumac::iter::split(0..10, |r| (r, None)),
+            "Split { data: 0..10",
+        );
+        assert!(!shown.contains("splitter"), "{shown}");
+    }
+
+    #[test]
+    fn slice_pieces_holding_a_closure() {
+        let mut v: Vec<i32> = (0..10).collect();
+        let slice = format!("{:?}", &v[..]);
+        let of = |name: &str| format!("{name} {{ slice: {slice} }}");
+        assert_eq!(
+            check(v.par_chunk_by(|a, b| a < b), "ChunkBy {"),
+            of("ChunkBy")
+        );
+        assert_eq!(check(v.par_split(|x| x % 3 == 0), "Split {"), of("Split"));
+        assert_eq!(
+            check(v.par_split_inclusive(|x| x % 3 == 0), "SplitInclusive {"),
+            of("SplitInclusive")
+        );
+        let expected = [of("ChunkByMut"), of("SplitMut"), of("SplitInclusiveMut")];
+        assert_eq!(
+            check(v.par_chunk_by_mut(|a, b| a < b), "ChunkByMut {"),
+            expected[0]
+        );
+        assert_eq!(
+            check(v.par_split_mut(|x| x % 3 == 0), "SplitMut {"),
+            expected[1]
+        );
+        assert_eq!(
+            check(
+                v.par_split_inclusive_mut(|x| x % 3 == 0),
+                "SplitInclusiveMut {"
+            ),
+            expected[2]
+        );
+    }
+
+    /// Rayon's list of iterator types (its `tests/debug.rs`): every one is `Debug`.
+    #[test]
+    fn every_iterator_type() {
+        let mut v: Vec<i32> = (0..10).collect();
+        show(v.par_chunk_by(i32::eq));
+        show(v.par_chunk_by_mut(i32::eq));
+        show(v.par_chunks(4));
+        show(v.par_chunks_exact(4));
+        show(v.par_chunks_mut(4));
+        show(v.par_chunks_exact_mut(4));
+        show(v.par_rchunks(4));
+        show(v.par_rchunks_exact(4));
+        show(v.par_rchunks_mut(4));
+        show(v.par_rchunks_exact_mut(4));
+        show(v.par_windows(4));
+        show(v.par_array_windows::<4>());
+        show(v.par_drain(..2));
+        show(v.clone().into_par_iter());
+        show([0i32; 4].into_par_iter());
+        show(v.par_iter().by_exponential_blocks());
+        show(v.par_iter().by_uniform_blocks(5));
+        show(v.par_iter().chain(&v));
+        show(v.par_iter().cloned());
+        show(v.par_iter().copied());
+        show(v.par_iter().enumerate());
+        show(v.par_iter().map(Some).flatten());
+        show(v.par_iter().map(Some).flatten_iter());
+        show(v.par_iter().interleave(&v));
+        show(v.par_iter().interleave_shortest(&v));
+        show(v.par_iter().intersperse(&-1));
+        show(v.par_iter().chunks(3));
+        show(v.par_iter().panic_fuse());
+        show(v.par_iter().rev());
+        show(v.par_iter().skip(1));
+        show(v.par_iter().take(1));
+        show(v.par_iter().map(Some).while_some());
+        show(v.par_iter().with_max_len(1));
+        show(v.par_iter().with_min_len(1));
+        show(v.par_iter().zip(&v));
+        show(v.par_iter().zip_eq(&v));
+        show(v.par_iter().step_by(2));
+        let s = "a b c d\ne f g";
+        show(s.par_chars());
+        show(s.par_lines());
+        show(s.par_split('\n'));
+        show(s.par_split_inclusive('\n'));
+        show(s.par_split_terminator('\n'));
+        show(s.par_split_whitespace());
+        show(s.par_split_ascii_whitespace());
+        show(sumac::iter::empty::<i32>());
+        show(sumac::iter::once(10));
+        show(sumac::iter::repeat(None::<i32>));
+        show(sumac::iter::repeat_n(None::<i32>, 10));
+        let w = &v;
+        show((w,).into_par_iter());
+        show((w, w).into_par_iter());
+        show((w, w, w, w, w, w, w, w, w, w, w, w).into_par_iter());
+    }
+}
+
+/// A 1-tuple of collections is a parallel iterator of 1-tuples, by value, by `&` and by
+/// `&mut`, as in Rayon.
+mod one_tuple_zip {
+    use sumac::prelude::*;
+
+    #[test]
+    fn by_value_by_reference_and_by_mutable_reference() {
+        common_pool().install(|| {
+            for len in [0usize, 1, 2, 1000] {
+                let mut v: Vec<u32> = (0..len as u32).collect();
+                let expected: Vec<(&u32,)> = v.iter().map(|x| (x,)).collect();
+                let got: Vec<(&u32,)> = (&v,).into_par_iter().collect();
+                assert_eq!(got, expected);
+                let owned = (v.clone(),);
+                let got: Vec<(&u32,)> = owned.par_iter().collect();
+                assert_eq!(got, expected);
+                let got: Vec<(u32,)> = (v.clone(),).into_par_iter().collect();
+                assert_eq!(got, v.iter().map(|&x| (x,)).collect::<Vec<_>>());
+                let got: Vec<(u32,)> = (0..len as u32,).into_par_iter().collect();
+                assert_eq!(got, v.iter().map(|&x| (x,)).collect::<Vec<_>>());
+                (&mut v,)
+                    .into_par_iter()
+                    .for_each(|(x,): (&mut u32,)| *x *= 2);
+                let mut owned = (v,);
+                owned.par_iter_mut().for_each(|(x,)| *x += 1);
+                let (v,) = owned;
+                let expected: Vec<u32> = (0..len as u32).map(|x| 2 * x + 1).collect();
+                assert_eq!(v, expected);
+                let iter = (&v,).into_par_iter();
+                assert_eq!(iter.len(), len);
+                let rev: Vec<(&u32,)> = iter.rev().collect();
+                assert_eq!(rev, v.iter().rev().map(|x| (x,)).collect::<Vec<_>>());
+            }
+        });
+    }
+
+    fn common_pool() -> &'static sumac::ThreadPool {
+        super::common::forced_split_pool()
+    }
+}
+
+/// `par_chunk_by` tests each neighbour pair exactly once and the slice `par_split*`
+/// methods each element exactly once, as sequential std (and Rayon) do, however the loop
+/// splits; the pieces are std's.
+mod predicate_calls {
+    use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+
+    use sumac::prelude::*;
+
+    const LENGTHS: [usize; 7] = [0, 1, 2, 3, 17, 1000, 10_000];
+
+    /// Runs `check` on the forced-split pool and on a 1-thread pool.
+    fn on_pools(check: impl Fn() + Sync) {
+        super::common::forced_split_pool().install(&check);
+        let one = sumac::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .unwrap();
+        one.install(&check);
+    }
+
+    /// Data with runs of different lengths (1 to 7), and separators (multiples of 5) here
+    /// and there, next to each other and at the ends.
+    fn data(len: usize) -> Vec<u32> {
+        (0..len as u32).map(|i| (i * i / 7) % 13).collect()
+    }
+
+    fn same(a: &u32, b: &u32) -> bool {
+        a / 3 == b / 3
+    }
+
+    fn sep(x: &u32) -> bool {
+        x % 5 == 0
+    }
+
+    #[test]
+    fn chunk_by_tests_each_pair_once() {
+        on_pools(|| {
+            for len in LENGTHS {
+                let mut v = data(len);
+                let calls = AtomicUsize::new(0);
+                let counted = |a: &u32, b: &u32| {
+                    calls.fetch_add(1, Relaxed);
+                    same(a, b)
+                };
+                let got: Vec<&[u32]> = v.par_chunk_by(counted).collect();
+                let expected: Vec<&[u32]> = v.chunk_by(same).collect();
+                assert_eq!(got, expected, "len {len}");
+                assert_eq!(calls.swap(0, Relaxed), len.saturating_sub(1), "len {len}");
+
+                let mut w = v.clone();
+                let expected: Vec<Vec<u32>> = w.chunk_by_mut(same).map(|c| c.to_vec()).collect();
+                let got: Vec<Vec<u32>> = v
+                    .par_chunk_by_mut(counted)
+                    .map(|c| {
+                        c.reverse();
+                        c.iter().rev().copied().collect()
+                    })
+                    .collect();
+                assert_eq!(got, expected, "len {len}");
+                assert_eq!(calls.swap(0, Relaxed), len.saturating_sub(1), "len {len}");
+                for c in w.chunk_by_mut(same) {
+                    c.reverse();
+                }
+                assert_eq!(v, w, "len {len}");
+            }
+        });
+    }
+
+    #[test]
+    fn split_tests_each_element_once() {
+        on_pools(|| {
+            for len in LENGTHS {
+                let mut v = data(len);
+                let calls = AtomicUsize::new(0);
+                let counted = |x: &u32| {
+                    calls.fetch_add(1, Relaxed);
+                    sep(x)
+                };
+                let got: Vec<&[u32]> = v.par_split(counted).collect();
+                let expected: Vec<&[u32]> = v.split(sep).collect();
+                assert_eq!(got, expected, "split, len {len}");
+                assert_eq!(calls.swap(0, Relaxed), len, "split, len {len}");
+
+                let got: Vec<&[u32]> = v.par_split_inclusive(counted).collect();
+                let expected: Vec<&[u32]> = v.split_inclusive(sep).collect();
+                assert_eq!(got, expected, "split_inclusive, len {len}");
+                assert_eq!(calls.swap(0, Relaxed), len, "split_inclusive, len {len}");
+
+                let mut w = v.clone();
+                let expected: Vec<Vec<u32>> = w.split_mut(sep).map(|c| c.to_vec()).collect();
+                let got: Vec<Vec<u32>> = v.par_split_mut(counted).map(|c| c.to_vec()).collect();
+                assert_eq!(got, expected, "split_mut, len {len}");
+                assert_eq!(calls.swap(0, Relaxed), len, "split_mut, len {len}");
+
+                let expected: Vec<Vec<u32>> =
+                    w.split_inclusive_mut(sep).map(|c| c.to_vec()).collect();
+                let got: Vec<Vec<u32>> = v
+                    .par_split_inclusive_mut(counted)
+                    .map(|c| {
+                        c.reverse();
+                        c.iter().rev().copied().collect()
+                    })
+                    .collect();
+                assert_eq!(got, expected, "split_inclusive_mut, len {len}");
+                assert_eq!(
+                    calls.swap(0, Relaxed),
+                    len,
+                    "split_inclusive_mut, len {len}"
+                );
+                for c in w.split_inclusive_mut(sep) {
+                    c.reverse();
+                }
+                assert_eq!(v, w, "split_inclusive_mut, len {len}");
+            }
+        });
+    }
+
+    /// Rayon's own check (`slice_chunk_by` in its `src/slice/test.rs`), on the default
+    /// pool.
+    #[test]
+    fn rayon_slice_chunk_by() {
+        let v: Vec<_> = (0..1000).collect();
+        assert_eq!(v[..0].par_chunk_by(|_, _| todo!()).count(), 0);
+        assert_eq!(v[..1].par_chunk_by(|_, _| todo!()).count(), 1);
+        assert_eq!(v[..2].par_chunk_by(|_, _| true).count(), 1);
+        assert_eq!(v[..2].par_chunk_by(|_, _| false).count(), 2);
+        let count = AtomicUsize::new(0);
+        let par: Vec<_> = v
+            .par_chunk_by(|x, y| {
+                count.fetch_add(1, Relaxed);
+                (x % 10 < 3) == (y % 10 < 3)
+            })
+            .collect();
+        assert_eq!(count.into_inner(), v.len() - 1);
+        let seq: Vec<_> = v.chunk_by(|x, y| (x % 10 < 3) == (y % 10 < 3)).collect();
+        assert_eq!(par, seq);
+    }
+}

@@ -124,13 +124,23 @@ impl<I> Chunks<I> {
 chunk_adaptor!(impl[] Chunks<I> {} => Vec<I::Item>, where [], op = CollectChunk);
 
 /// The iterator returned by [`IndexedParallelIterator::fold_chunks`].
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 #[must_use = "parallel iterators are lazy and do nothing unless consumed"]
 pub struct FoldChunks<I, ID, F> {
     size: usize,
     base: I,
     identity: ID,
     fold_op: F,
+}
+
+/// Shows the base iterator and the chunk size: the identity and the closure are left out.
+impl<I: std::fmt::Debug, ID, F> std::fmt::Debug for FoldChunks<I, ID, F> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FoldChunks")
+            .field("base", &self.base)
+            .field("chunk_size", &self.size)
+            .finish()
+    }
 }
 
 impl<I, ID, F> FoldChunks<I, ID, F> {
@@ -150,13 +160,24 @@ chunk_adaptor!(impl[U] FoldChunks<I, ID, F> { identity, fold_op } => U,
     op = FoldChunk { identity: &identity, fold_op: &fold_op });
 
 /// The iterator returned by [`IndexedParallelIterator::fold_chunks_with`].
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 #[must_use = "parallel iterators are lazy and do nothing unless consumed"]
 pub struct FoldChunksWith<I, U, F> {
     size: usize,
     base: I,
     init: U,
     fold_op: F,
+}
+
+/// Shows the base iterator, the chunk size and the value: the closure is left out.
+impl<I: std::fmt::Debug, U: std::fmt::Debug, F> std::fmt::Debug for FoldChunksWith<I, U, F> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FoldChunksWith")
+            .field("base", &self.base)
+            .field("chunk_size", &self.size)
+            .field("item", &self.init)
+            .finish()
+    }
 }
 
 impl<I, U, F> FoldChunksWith<I, U, F> {
@@ -287,11 +308,20 @@ impl<P: Producer, G: ChunkOp<P::Item>> DoubleEndedIterator for ChunkIter<P, G> {
 impl<P: Producer, G: ChunkOp<P::Item>> ExactSizeIterator for ChunkIter<P, G> {}
 
 /// The iterator returned by [`IndexedParallelIterator::positions`].
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 #[must_use = "parallel iterators are lazy and do nothing unless consumed"]
 pub struct Positions<I, P> {
     base: I,
     predicate: P,
+}
+
+/// Shows the base iterator only: the predicate is left out.
+impl<I: std::fmt::Debug, P> std::fmt::Debug for Positions<I, P> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Positions")
+            .field("base", &self.base)
+            .finish()
+    }
 }
 
 impl<I, P> Positions<I, P> {

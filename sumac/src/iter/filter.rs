@@ -142,11 +142,18 @@ where
 }
 
 /// The iterator returned by [`ParallelIterator::filter`].
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 #[must_use = "parallel iterators are lazy and do nothing unless consumed"]
 pub struct Filter<I, P> {
     base: I,
     filter_op: P,
+}
+
+/// Shows the base iterator only: the closure is left out.
+impl<I: std::fmt::Debug, P> std::fmt::Debug for Filter<I, P> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Filter").field("base", &self.base).finish()
+    }
 }
 
 impl<I, P> Filter<I, P> {
@@ -173,11 +180,20 @@ where
 }
 
 /// The iterator returned by [`ParallelIterator::filter_map`].
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 #[must_use = "parallel iterators are lazy and do nothing unless consumed"]
 pub struct FilterMap<I, P> {
     base: I,
     filter_op: P,
+}
+
+/// Shows the base iterator only: the closure is left out.
+impl<I: std::fmt::Debug, P> std::fmt::Debug for FilterMap<I, P> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FilterMap")
+            .field("base", &self.base)
+            .finish()
+    }
 }
 
 impl<I, P> FilterMap<I, P> {
@@ -205,11 +221,20 @@ where
 }
 
 /// The iterator returned by [`ParallelIterator::flat_map_iter`].
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 #[must_use = "parallel iterators are lazy and do nothing unless consumed"]
 pub struct FlatMapIter<I, F> {
     base: I,
     map_op: F,
+}
+
+/// Shows the base iterator only: the closure is left out.
+impl<I: std::fmt::Debug, F> std::fmt::Debug for FlatMapIter<I, F> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FlatMapIter")
+            .field("base", &self.base)
+            .finish()
+    }
 }
 
 impl<I, F> FlatMapIter<I, F> {

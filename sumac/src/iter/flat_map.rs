@@ -14,11 +14,18 @@ use super::plumbing::{Consumer, Folder, Reducer, UnindexedConsumer};
 use super::{IntoParallelIterator, ParallelIterator};
 
 /// The iterator returned by [`ParallelIterator::flat_map`].
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 #[must_use = "parallel iterators are lazy and do nothing unless consumed"]
 pub struct FlatMap<I, F> {
     base: I,
     map_op: F,
+}
+
+/// Shows the base iterator only: the closure is left out.
+impl<I: std::fmt::Debug, F> std::fmt::Debug for FlatMap<I, F> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FlatMap").field("base", &self.base).finish()
+    }
 }
 
 impl<I, F> FlatMap<I, F> {

@@ -159,12 +159,19 @@ where
 }
 
 /// The iterator returned by [`ParallelIterator::fold`].
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 #[must_use = "parallel iterators are lazy and do nothing unless consumed"]
 pub struct Fold<I, ID, F> {
     base: I,
     identity: ID,
     fold_op: F,
+}
+
+/// Shows the base iterator only: the identity and the closure are left out.
+impl<I: std::fmt::Debug, ID, F> std::fmt::Debug for Fold<I, ID, F> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Fold").field("base", &self.base).finish()
+    }
 }
 
 impl<I, ID, F> Fold<I, ID, F> {
@@ -198,12 +205,22 @@ where
 }
 
 /// The iterator returned by [`ParallelIterator::fold_with`].
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 #[must_use = "parallel iterators are lazy and do nothing unless consumed"]
 pub struct FoldWith<I, T, F> {
     base: I,
     item: T,
     fold_op: F,
+}
+
+/// Shows the base iterator and the value: the closure is left out.
+impl<I: std::fmt::Debug, T: std::fmt::Debug, F> std::fmt::Debug for FoldWith<I, T, F> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FoldWith")
+            .field("base", &self.base)
+            .field("item", &self.item)
+            .finish()
+    }
 }
 
 impl<I, T, F> FoldWith<I, T, F> {
@@ -249,12 +266,19 @@ where
 }
 
 /// The iterator returned by [`ParallelIterator::try_fold`].
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 #[must_use = "parallel iterators are lazy and do nothing unless consumed"]
 pub struct TryFold<I, ID, F> {
     base: I,
     identity: ID,
     fold_op: F,
+}
+
+/// Shows the base iterator only: the identity and the closure are left out.
+impl<I: std::fmt::Debug, ID, F> std::fmt::Debug for TryFold<I, ID, F> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TryFold").field("base", &self.base).finish()
+    }
 }
 
 impl<I, ID, F> TryFold<I, ID, F> {
@@ -289,12 +313,22 @@ where
 }
 
 /// The iterator returned by [`ParallelIterator::try_fold_with`].
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 #[must_use = "parallel iterators are lazy and do nothing unless consumed"]
 pub struct TryFoldWith<I, T, F> {
     base: I,
     init: T,
     fold_op: F,
+}
+
+/// Shows the base iterator and the value: the closure is left out.
+impl<I: std::fmt::Debug, T: std::fmt::Debug, F> std::fmt::Debug for TryFoldWith<I, T, F> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TryFoldWith")
+            .field("base", &self.base)
+            .field("item", &self.init)
+            .finish()
+    }
 }
 
 impl<I, T, F> TryFoldWith<I, T, F> {

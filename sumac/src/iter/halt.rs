@@ -353,19 +353,29 @@ impl Drop for HaltOnUnwind<'_> {
     }
 }
 
-/// Declares a public halting adaptor: the struct, its constructor, and a
-/// `ParallelIterator` impl that drives the base with the rule `$rule`, built from the
-/// adaptor's fields and fresh shared state (`$state`).
+/// Declares a public halting adaptor: the struct, its constructor, a `Debug` impl
+/// showing the base and the fields named in `show` (under the names given there; a
+/// predicate is never shown), and a `ParallelIterator` impl that drives the base with the
+/// rule `$rule`, built from the adaptor's fields and fresh shared state (`$state`).
 macro_rules! halting_adaptor {
     ($(#[$doc:meta])* $name:ident<I $(, $p:ident)?> { $($field:ident: $ty:ty),* }
-     where [$($bounds:tt)*],
+     where [$($bounds:tt)*], show = [$($shown:ident as $label:literal),*],
      state = $state:expr, rule = |$st:ident| $rule:expr) => {
         $(#[$doc])*
-        #[derive(Clone, Debug)]
+        #[derive(Clone)]
         #[must_use = "parallel iterators are lazy and do nothing unless consumed"]
         pub struct $name<I $(, $p)?> {
             base: I,
             $($field: $ty),*
+        }
+
+        impl<I: std::fmt::Debug $(, $p)?> std::fmt::Debug for $name<I $(, $p)?> {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.debug_struct(stringify!($name))
+                    .field("base", &self.base)
+                    $(.field($label, &self.$shown))*
+                    .finish()
+            }
         }
 
         impl<I $(, $p)?> $name<I $(, $p)?> {
@@ -396,14 +406,14 @@ macro_rules! halting_adaptor {
 
 halting_adaptor!(
     /// The iterator returned by [`ParallelIterator::take_any`].
-    TakeAny<I> { n: usize } where [],
+    TakeAny<I> { n: usize } where [], show = [n as "count"],
     state = AtomicUsize::new(0),
     rule = |taken| Budget { taken: &taken, n }
 );
 
 halting_adaptor!(
     /// The iterator returned by [`ParallelIterator::skip_any`].
-    SkipAny<I> { n: usize } where [],
+    SkipAny<I> { n: usize } where [], show = [n as "count"],
     state = AtomicUsize::new(0),
     rule = |seen| SkipCount { seen: &seen, n }
 );
@@ -411,6 +421,7 @@ halting_adaptor!(
 halting_adaptor!(
     /// The iterator returned by [`ParallelIterator::take_any_while`].
     TakeAnyWhile<I, P> { predicate: P } where [P: Fn(&I::Item) -> bool + Sync + Send],
+    show = [],
     state = (),
     rule = |_unit| TakeWhileRule(&predicate)
 );
@@ -418,6 +429,7 @@ halting_adaptor!(
 halting_adaptor!(
     /// The iterator returned by [`ParallelIterator::skip_any_while`].
     SkipAnyWhile<I, P> { predicate: P } where [P: Fn(&I::Item) -> bool + Sync + Send],
+    show = [],
     state = AtomicBool::new(false),
     rule = |done| SkipWhileRule { predicate: &predicate, done: &done }
 );

@@ -293,11 +293,19 @@ macro_rules! closure_adaptor {
     ($(#[$attr:meta])* $name:ident { $field:ident } via $op:ident,
      impl<$($g:ident),*> Item = $item:ty, where $($bounds:tt)*) => {
         $(#[$attr])*
-        #[derive(Clone, Debug)]
+        #[derive(Clone)]
         #[must_use = "parallel iterators are lazy and do nothing unless consumed"]
         pub struct $name<I, F> {
             base: I,
             $field: F,
+        }
+
+        /// Shows the base iterator only: the closure is left out, so the adaptor is
+        /// `Debug` whatever the closure is.
+        impl<I: std::fmt::Debug, F> std::fmt::Debug for $name<I, F> {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.debug_struct(stringify!($name)).field("base", &self.base).finish()
+            }
         }
 
         impl<I, F> $name<I, F> {
@@ -678,12 +686,22 @@ where
 }
 
 /// The iterator returned by [`ParallelIterator::map_with`].
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 #[must_use = "parallel iterators are lazy and do nothing unless consumed"]
 pub struct MapWith<I, T, F> {
     base: I,
     item: T,
     map_op: F,
+}
+
+/// Shows the base iterator and the value; the closure is left out.
+impl<I: std::fmt::Debug, T: std::fmt::Debug, F> std::fmt::Debug for MapWith<I, T, F> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MapWith")
+            .field("base", &self.base)
+            .field("item", &self.item)
+            .finish()
+    }
 }
 
 impl<I, T, F> MapWith<I, T, F> {
@@ -737,12 +755,19 @@ where
 }
 
 /// The iterator returned by [`ParallelIterator::map_init`].
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 #[must_use = "parallel iterators are lazy and do nothing unless consumed"]
 pub struct MapInit<I, INIT, F> {
     base: I,
     init: INIT,
     map_op: F,
+}
+
+/// Shows the base iterator only: `init` and the closure are left out.
+impl<I: std::fmt::Debug, INIT, F> std::fmt::Debug for MapInit<I, INIT, F> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MapInit").field("base", &self.base).finish()
+    }
 }
 
 impl<I, INIT, F> MapInit<I, INIT, F> {

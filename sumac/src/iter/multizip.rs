@@ -31,24 +31,24 @@ macro_rules! reference_to {
 /// parts are zipped by that kind of reference, as in `(a, b).par_iter()` and
 /// `(a, b).par_iter_mut()`.
 macro_rules! tuple_by_reference {
-    ($kind:tt $first:ident, $($rest:ident),+) => {
-        impl<'a, $first, $($rest),+> IntoParallelIterator for reference_to!($kind ($first, $($rest),+))
+    ($kind:tt $first:ident, $($rest:ident),*) => {
+        impl<'a, $first, $($rest),*> IntoParallelIterator for reference_to!($kind ($first, $($rest),*))
         where
             reference_to!($kind $first): IntoParallelIterator,
             <reference_to!($kind $first) as IntoParallelIterator>::Iter: IndexedParallelIterator,
             $(reference_to!($kind $rest): IntoParallelIterator,
-              <reference_to!($kind $rest) as IntoParallelIterator>::Iter: IndexedParallelIterator,)+
+              <reference_to!($kind $rest) as IntoParallelIterator>::Iter: IndexedParallelIterator,)*
         {
             type Iter = MultiZip<(
                 <reference_to!($kind $first) as IntoParallelIterator>::Iter,
-                $(<reference_to!($kind $rest) as IntoParallelIterator>::Iter),+
+                $(<reference_to!($kind $rest) as IntoParallelIterator>::Iter),*
             )>;
             type Item = <Self::Iter as ParallelIterator>::Item;
             #[allow(non_snake_case)]
             fn into_par_iter(self) -> Self::Iter {
-                let ($first, $($rest),+) = self;
+                let ($first, $($rest),*) = self;
                 MultiZip {
-                    tuple: ($first.into_par_iter(), $($rest.into_par_iter()),+),
+                    tuple: ($first.into_par_iter(), $($rest.into_par_iter()),*),
                 }
             }
         }
@@ -58,33 +58,33 @@ macro_rules! tuple_by_reference {
 /// Implements `MultiZip` for one tuple arity: the first iterator zipped with each next
 /// one, and the nested pairs flattened into a tuple.
 macro_rules! multizip {
-    ($first:ident $(, $rest:ident)+ => |$nested:pat_param| $flat:expr) => {
-        impl<$first, $($rest),+> IntoParallelIterator for ($first, $($rest),+)
+    ($first:ident $(, $rest:ident)* => |$nested:pat_param| $flat:expr) => {
+        impl<$first, $($rest),*> IntoParallelIterator for ($first, $($rest),*)
         where
             $first: IntoParallelIterator,
             $first::Iter: IndexedParallelIterator,
-            $($rest: IntoParallelIterator, $rest::Iter: IndexedParallelIterator,)+
+            $($rest: IntoParallelIterator, $rest::Iter: IndexedParallelIterator,)*
         {
-            type Iter = MultiZip<($first::Iter, $($rest::Iter),+)>;
-            type Item = ($first::Item, $($rest::Item),+);
+            type Iter = MultiZip<($first::Iter, $($rest::Iter),*)>;
+            type Item = ($first::Item, $($rest::Item),*);
             #[allow(non_snake_case)]
             fn into_par_iter(self) -> Self::Iter {
-                let ($first, $($rest),+) = self;
+                let ($first, $($rest),*) = self;
                 MultiZip {
-                    tuple: ($first.into_par_iter(), $($rest.into_par_iter()),+),
+                    tuple: ($first.into_par_iter(), $($rest.into_par_iter()),*),
                 }
             }
         }
 
-        tuple_by_reference!(shared $first, $($rest),+);
-        tuple_by_reference!(mut $first, $($rest),+);
+        tuple_by_reference!(shared $first, $($rest),*);
+        tuple_by_reference!(mut $first, $($rest),*);
 
-        impl<$first, $($rest),+> ParallelIterator for MultiZip<($first, $($rest),+)>
+        impl<$first, $($rest),*> ParallelIterator for MultiZip<($first, $($rest),*)>
         where
             $first: IndexedParallelIterator,
-            $($rest: IndexedParallelIterator,)+
+            $($rest: IndexedParallelIterator,)*
         {
-            type Item = ($first::Item, $($rest::Item),+);
+            type Item = ($first::Item, $($rest::Item),*);
             fn drive_unindexed<Con: UnindexedConsumer<Self::Item>>(self, consumer: Con) -> Con::Result {
                 super::drive_indexed(self, consumer)
             }
@@ -93,25 +93,26 @@ macro_rules! multizip {
             }
         }
 
-        impl<$first, $($rest),+> IndexedParallelIterator for MultiZip<($first, $($rest),+)>
+        impl<$first, $($rest),*> IndexedParallelIterator for MultiZip<($first, $($rest),*)>
         where
             $first: IndexedParallelIterator,
-            $($rest: IndexedParallelIterator,)+
+            $($rest: IndexedParallelIterator,)*
         {
             #[allow(non_snake_case)]
             fn len(&self) -> usize {
-                let ($first, $($rest),+) = &self.tuple;
-                $first.len()$(.min($rest.len()))+
+                let ($first, $($rest),*) = &self.tuple;
+                $first.len()$(.min($rest.len()))*
             }
             #[allow(non_snake_case)]
             fn with_producer<CB: ProducerCallback<Self::Item>>(self, callback: CB) -> CB::Output {
-                let ($first, $($rest),+) = self.tuple;
-                $first$(.zip($rest))+.map(|$nested| $flat).with_producer(callback)
+                let ($first, $($rest),*) = self.tuple;
+                $first$(.zip($rest))*.map(|$nested| $flat).with_producer(callback)
             }
         }
     };
 }
 
+multizip!(A => |a| (a,));
 multizip!(A, B => |(a, b)| (a, b));
 multizip!(A, B, C => |((a, b), c)| (a, b, c));
 multizip!(A, B, C, D => |(((a, b), c), d)| (a, b, c, d));

@@ -1,11 +1,12 @@
 //! Loops over the *parts* of a sequence whose parts cannot be counted without reading
-//! it: the chars, lines or words of a string, the pieces of a split slice.
+//! it: the chars, lines, words and split pieces of a string. (The pieces of a split
+//! slice have a loop of their own, in `slice.rs`, which runs each predicate test once.)
 //!
-//! The loop runs over the sequence's *positions* (byte offsets of a string, indices of a
-//! slice), which split anywhere at no cost like any other index range. A [`PartKind`]
+//! The loop runs over the sequence's *positions* (byte offsets), which split anywhere at
+//! no cost like any other index range. A [`PartKind`]
 //! says where parts start and what they are. A block of positions `lo..hi` finds its
 //! first part start with a search that stays inside the block, then runs the sequence's
-//! own iterator (`str::lines`, `slice::split`, ...) from there until a part starts at
+//! own iterator (`str::lines`, `str::split`, ...) from there until a part starts at
 //! `hi` or later. So a piece of the loop yields exactly the parts that start inside it,
 //! however the positions were split, and the parts come out in order, equal to what the
 //! sequential method yields.
@@ -20,7 +21,7 @@ use std::ops::Range;
 use super::plumbing::{Folder, Producer, ProducerCallback, UnindexedConsumer};
 use super::{IndexedParallelIterator, ParallelIterator};
 
-/// A sequence whose parts a loop can run over: a `&str` or a `&[T]`.
+/// A sequence whose parts a loop can run over: a `&str`.
 pub(crate) trait Hay: Copy + Send + Sync {
     /// The number of positions (bytes, elements).
     fn len(self) -> usize;
@@ -29,12 +30,6 @@ pub(crate) trait Hay: Copy + Send + Sync {
 impl Hay for &str {
     fn len(self) -> usize {
         str::len(self)
-    }
-}
-
-impl<T: Sync> Hay for &[T] {
-    fn len(self) -> usize {
-        <[T]>::len(self)
     }
 }
 

@@ -12,7 +12,6 @@ use std::collections::VecDeque;
 use std::marker::PhantomData;
 use std::ops::Range;
 
-use super::parts::{parts_iterator, PartKind};
 use super::plumbing::{bridge, Folder, Producer, ProducerCallback, UnindexedConsumer};
 use super::{IndexedParallelIterator, IntoParallelIterator, ParallelIterator};
 
@@ -560,7 +559,62 @@ impl<'data, T: Sync, const N: usize> Producer for ArrayWindowsProducer<'data, T,
     }
 }
 
-// ------------------------------------------------------------- split, chunk_by
+// ---------------------------------- split, chunk_by (shared and mutable slices)
+//
+// A slice's pieces are found by *tests*: test `i` of a slice `s` is, for `par_split*`,
+// whether `s[i]` is a separator (tests `0..len`), and for `par_chunk_by`, whether
+// `s[i - 1]` and `s[i]` fall in different runs (tests `1..len`). Every test runs exactly
+// once in a whole loop, however it splits, as in a sequential loop: a split searches for
+// the first piece start after the split point and cuts the slice there, and the half on
+// the left keeps a record (`tail`) of the tests that search ran, so its own loop does
+// not run them again.
+
+/// A slice cut into pieces: `&[T]` or `&mut [T]`.
+trait PieceSlice: Sized + Send {
+    type Elem;
+    fn elements(&self) -> &[Self::Elem];
+    /// The elements before `at`, and those from `at` on.
+    fn cut(self, at: usize) -> (Self, Self);
+}
+
+impl<T: Sync> PieceSlice for &[T] {
+    type Elem = T;
+    fn elements(&self) -> &[T] {
+        self
+    }
+    fn cut(self, at: usize) -> (Self, Self) {
+        self.split_at(at)
+    }
+}
+
+impl<T: Send> PieceSlice for &mut [T] {
+    type Elem = T;
+    fn elements(&self) -> &[T] {
+        self
+    }
+    fn cut(self, at: usize) -> (Self, Self) {
+        self.split_at_mut(at)
+    }
+}
+
+/// A way to cut a slice into pieces: its tests, and where a piece starts and ends
+/// around a test that finds a boundary.
+trait PieceKind<T>: Copy + Send + Sync {
+    /// The first test of a slice (the tests run from it up to the slice's length).
+    const FIRST_TEST: usize;
+    /// A boundary found by test `i` starts a piece at `i + AFTER`...
+    const AFTER: usize;
+    /// ... and ends the piece before it at `i + AFTER - GAP` (a separator between them).
+    const GAP: usize;
+    /// Whether a boundary found by the last test starts a piece (`split`: an empty one
+    /// after a trailing separator; `split_inclusive`: none).
+    const PIECE_AFTER_LAST: bool;
+    /// The positions of a slice of `len` elements: where its pieces may start.
+    fn positions_for(len: usize) -> usize;
+    /// Runs the tests `from..end` of `slice` in order (`FIRST_TEST <= from < end <=
+    /// slice.len()`) until one finds a boundary, and returns that one.
+    fn find_boundary(self, slice: &[T], from: usize, end: usize) -> Option<usize>;
+}
 
 /// `par_split` (`INCLUSIVE == false`) and `par_split_inclusive`: the pieces between
 /// elements that satisfy the predicate.
@@ -572,34 +626,26 @@ impl<P, const INCLUSIVE: bool> Clone for SplitKind<'_, P, INCLUSIVE> {
 }
 impl<P, const INCLUSIVE: bool> Copy for SplitKind<'_, P, INCLUSIVE> {}
 
-impl<'a, T, P, const INCLUSIVE: bool> PartKind<&'a [T]> for SplitKind<'_, P, INCLUSIVE>
+impl<T, P, const INCLUSIVE: bool> PieceKind<T> for SplitKind<'_, P, INCLUSIVE>
 where
-    T: Sync,
     P: Fn(&T) -> bool + Sync,
 {
-    type Part = &'a [T];
-    fn positions(slice: &'a [T]) -> usize {
-        <Self as SlicePieceKind<T>>::positions_for(slice.len())
-    }
-    fn first_start(self, slice: &'a [T], lo: usize, hi: usize) -> Option<usize> {
-        self.piece_start(slice, lo, hi)
-    }
-    fn parts_from(self, slice: &'a [T], from: usize) -> impl Iterator<Item = (usize, &'a [T])> {
-        let separator = self.0;
-        let rest = &slice[from..];
-        let pieces = if INCLUSIVE {
-            either::Either::Left(rest.split_inclusive(separator))
+    const FIRST_TEST: usize = 0;
+    const AFTER: usize = 1;
+    const GAP: usize = if INCLUSIVE { 0 } else { 1 };
+    const PIECE_AFTER_LAST: bool = !INCLUSIVE;
+    fn positions_for(len: usize) -> usize {
+        // `split` has a (possibly empty) piece after the last separator;
+        // `split_inclusive` has none.
+        if INCLUSIVE {
+            len
         } else {
-            either::Either::Right(rest.split(separator))
-        };
-        // Each piece but the last is followed by its separator (inside the piece for
-        // `split_inclusive`).
-        let gap = usize::from(!INCLUSIVE);
-        pieces.scan(from, move |start, piece| {
-            let here = *start;
-            *start += piece.len() + gap;
-            Some((here, piece))
-        })
+            len + 1
+        }
+    }
+    fn find_boundary(self, slice: &[T], from: usize, end: usize) -> Option<usize> {
+        let i = slice[from..end].iter().position(self.0)?;
+        Some(from + i)
     }
 }
 
@@ -613,169 +659,120 @@ impl<P> Clone for ChunkByKind<'_, P> {
 }
 impl<P> Copy for ChunkByKind<'_, P> {}
 
-impl<'a, T, P> PartKind<&'a [T]> for ChunkByKind<'_, P>
-where
-    T: Sync,
-    P: Fn(&T, &T) -> bool + Sync,
-{
-    type Part = &'a [T];
-    fn first_start(self, slice: &'a [T], lo: usize, hi: usize) -> Option<usize> {
-        self.piece_start(slice, lo, hi)
-    }
-    fn parts_from(self, slice: &'a [T], from: usize) -> impl Iterator<Item = (usize, &'a [T])> {
-        let same = self.0;
-        slice[from..]
-            .chunk_by(move |a, b| same(a, b))
-            .scan(from, |start, run| {
-                let here = *start;
-                *start += run.len();
-                Some((here, run))
-            })
-    }
-}
-
-parts_iterator!(
-    /// The iterator returned by
-    /// [`par_split`](crate::slice::ParallelSlice::par_split).
-    Split<'a, T, P> { slice: &'a [T], separator: P }
-    where [T: Sync, P: Fn(&T) -> bool + Sync + Send] => &'a [T],
-    |this| SplitKind::<P, false>(&this.separator)
-);
-
-parts_iterator!(
-    /// The iterator returned by
-    /// [`par_split_inclusive`](crate::slice::ParallelSlice::par_split_inclusive).
-    SplitInclusive<'a, T, P> { slice: &'a [T], separator: P }
-    where [T: Sync, P: Fn(&T) -> bool + Sync + Send] => &'a [T],
-    |this| SplitKind::<P, true>(&this.separator)
-);
-
-parts_iterator!(
-    /// The iterator returned by
-    /// [`par_chunk_by`](crate::slice::ParallelSlice::par_chunk_by).
-    ChunkBy<'a, T, P> { slice: &'a [T], same: P }
-    where [T: Sync, P: Fn(&T, &T) -> bool + Sync + Send] => &'a [T],
-    |this| ChunkByKind(&this.same)
-);
-
-impl<'a, T, P> Split<'a, T, P> {
-    pub(crate) fn new(slice: &'a [T], separator: P) -> Self {
-        Split { slice, separator }
-    }
-}
-
-impl<'a, T, P> SplitInclusive<'a, T, P> {
-    pub(crate) fn new(slice: &'a [T], separator: P) -> Self {
-        SplitInclusive { slice, separator }
-    }
-}
-
-impl<'a, T, P> ChunkBy<'a, T, P> {
-    pub(crate) fn new(slice: &'a [T], same: P) -> Self {
-        ChunkBy { slice, same }
-    }
-}
-
-// ------------------------------------------------- split_mut, chunk_by_mut
-
-/// Where the pieces of a slice start, and how to cut a mutable slice into them: the
-/// part of the slice kinds that needs no shared access across threads (so the `_mut`
-/// iterators ask only `T: Send`).
-trait SlicePieceKind<T>: Copy + Send + Sync {
-    /// Elements between two pieces (a separator, or none).
-    const GAP: usize;
-    /// The positions of a slice of `len` elements.
-    fn positions_for(len: usize) -> usize;
-    /// The first position in `lo..hi` (`lo < hi <= positions`) where a piece starts; the
-    /// search stays within that range.
-    fn piece_start(self, slice: &[T], lo: usize, hi: usize) -> Option<usize>;
-    /// The pieces of `data`, which starts at a piece start.
-    fn pieces_mut(self, data: &mut [T]) -> impl Iterator<Item = &mut [T]>;
-}
-
-impl<T, P, const INCLUSIVE: bool> SlicePieceKind<T> for SplitKind<'_, P, INCLUSIVE>
-where
-    P: Fn(&T) -> bool + Sync,
-{
-    const GAP: usize = if INCLUSIVE { 0 } else { 1 };
-    fn positions_for(len: usize) -> usize {
-        // `split` has a (possibly empty) piece after the last separator;
-        // `split_inclusive` has none.
-        if INCLUSIVE {
-            len
-        } else {
-            len + 1
-        }
-    }
-    fn piece_start(self, slice: &[T], lo: usize, hi: usize) -> Option<usize> {
-        if lo == 0 {
-            return Some(0);
-        }
-        // A piece starts right after each separator.
-        let i = slice[lo - 1..hi - 1].iter().position(self.0)?;
-        Some(lo + i)
-    }
-    fn pieces_mut(self, data: &mut [T]) -> impl Iterator<Item = &mut [T]> {
-        let separator = self.0;
-        if INCLUSIVE {
-            either::Either::Left(data.split_inclusive_mut(separator))
-        } else {
-            either::Either::Right(data.split_mut(separator))
-        }
-    }
-}
-
-impl<T, P> SlicePieceKind<T> for ChunkByKind<'_, P>
+impl<T, P> PieceKind<T> for ChunkByKind<'_, P>
 where
     P: Fn(&T, &T) -> bool + Sync,
 {
+    const FIRST_TEST: usize = 1;
+    const AFTER: usize = 0;
     const GAP: usize = 0;
+    const PIECE_AFTER_LAST: bool = false;
     fn positions_for(len: usize) -> usize {
         len
     }
-    fn piece_start(self, slice: &[T], lo: usize, hi: usize) -> Option<usize> {
-        if lo == 0 {
-            return Some(0);
-        }
-        // A run starts where a neighbour pair does not satisfy the predicate.
-        let i = slice[lo - 1..hi]
+    fn find_boundary(self, slice: &[T], from: usize, end: usize) -> Option<usize> {
+        let i = slice[from - 1..end]
             .windows(2)
             .position(|pair| !(self.0)(&pair[0], &pair[1]))?;
-        Some(lo + i)
-    }
-    fn pieces_mut(self, data: &mut [T]) -> impl Iterator<Item = &mut [T]> {
-        let same = self.0;
-        data.chunk_by_mut(move |a, b| same(a, b))
+        Some(from + i)
     }
 }
 
-/// The positions `range` of a mutable slice, owning the part `data` of it (from
-/// position `start`, a piece start) that holds exactly the pieces starting in `range`
-/// (`None`: no piece starts there). Splitting cuts `data` at a piece boundary, so the
-/// two halves own disjoint pieces.
-struct MutPartsProducer<'a, T, K> {
-    data: Option<&'a mut [T]>,
+/// Runs the tests `from..end` of `slice` (none if the range is empty); the boundary
+/// found, if it starts a piece.
+fn piece_boundary<T, K: PieceKind<T>>(kind: K, slice: &[T], from: usize, end: usize) -> Found {
+    if from >= end {
+        return Found::Nothing;
+    }
+    match kind.find_boundary(slice, from, end) {
+        Some(i) if i + K::AFTER < slice.len() || K::PIECE_AFTER_LAST => Found::Boundary(i),
+        _ => Found::Nothing,
+    }
+}
+
+/// What a search for a boundary found.
+enum Found {
+    /// The test that found a boundary starting a piece.
+    Boundary(usize),
+    /// No piece starts after the tests searched.
+    Nothing,
+}
+
+/// Cuts `data` around the boundary found by test `i`: the piece before it, and the rest
+/// from the next piece's start on (with that start).
+fn cut_at<S: PieceSlice, K: PieceKind<S::Elem>>(data: S, i: usize) -> (S, S, usize) {
+    let next = i + K::AFTER;
+    let (left, right) = data.cut(next);
+    let (left, _separator) = left.cut(next - K::GAP);
+    (left, right, next)
+}
+
+/// The pieces of a slice, in order, whose tests from `tail` on have run already and
+/// found no boundary (the last element of a `split_inclusive` slice may be a
+/// separator); runs each other test once.
+struct Pieces<S, K> {
+    rest: Option<S>,
+    tail: usize,
+    kind: K,
+}
+
+impl<S: PieceSlice, K: PieceKind<S::Elem>> Iterator for Pieces<S, K> {
+    type Item = S;
+    fn next(&mut self) -> Option<S> {
+        let rest = self.rest.take()?;
+        let slice = rest.elements();
+        let end = self.tail.min(slice.len());
+        match piece_boundary(self.kind, slice, K::FIRST_TEST, end) {
+            Found::Boundary(i) => {
+                let (piece, rest, next) = cut_at::<S, K>(rest, i);
+                self.rest = Some(rest);
+                self.tail -= next;
+                Some(piece)
+            }
+            Found::Nothing => Some(rest),
+        }
+    }
+}
+
+/// The positions `range` of a slice cut into pieces of kind `K`, owning the part `data`
+/// of the slice (from position `start`, a piece start) that holds exactly the pieces
+/// starting in `range` (`None`: no piece starts there). The tests of `data` from `tail`
+/// on have run already and found no boundary. Splitting cuts `data` at a piece
+/// boundary, so the two halves own disjoint pieces, and runs each test at most once.
+struct PiecesProducer<S, K> {
+    data: Option<S>,
     start: usize,
+    tail: usize,
     range: Range<usize>,
     kind: K,
 }
 
-impl<'a, T: Send, K: SlicePieceKind<T>> Producer for MutPartsProducer<'a, T, K> {
-    type Item = Option<&'a mut [T]>;
-    type IntoIter = MutPartsIter<'a, T>;
-    fn into_iter(self) -> MutPartsIter<'a, T> {
+impl<S: PieceSlice, K: PieceKind<S::Elem>> PiecesProducer<S, K> {
+    fn pieces(data: S, tail: usize, kind: K) -> Pieces<S, K> {
+        Pieces {
+            rest: Some(data),
+            tail,
+            kind,
+        }
+    }
+}
+
+impl<S: PieceSlice, K: PieceKind<S::Elem>> Producer for PiecesProducer<S, K> {
+    type Item = Option<S>;
+    type IntoIter = PiecesAt<S>;
+    fn into_iter(self) -> PiecesAt<S> {
         // Only reached when something iterates positions one by one (the loop driver
         // uses `fold_with`): list the pieces with their positions.
         let mut pieces = VecDeque::new();
         if let Some(data) = self.data {
             let mut at = self.start;
-            for piece in self.kind.pieces_mut(data) {
-                let len = piece.len();
+            for piece in Self::pieces(data, self.tail, self.kind) {
+                let len = piece.elements().len();
                 pieces.push_back((at, piece));
                 at += len + K::GAP;
             }
         }
-        MutPartsIter {
+        PiecesAt {
             range: self.range,
             pieces,
         }
@@ -786,61 +783,65 @@ impl<'a, T: Send, K: SlicePieceKind<T>> Producer for MutPartsProducer<'a, T, K> 
     {
         match self.data {
             Some(data) if !self.range.is_empty() => {
-                folder.consume_iter(self.kind.pieces_mut(data).map(Some))
+                folder.consume_iter(Self::pieces(data, self.tail, self.kind).map(Some))
             }
             _ => folder,
         }
     }
     fn split_at(self, index: usize) -> (Self, Self) {
-        let MutPartsProducer {
+        let PiecesProducer {
             data,
             start,
+            tail,
             range,
             kind,
         } = self;
         let mid = range.start + index;
-        let piece = |data, start, range| MutPartsProducer {
+        let part = |data, start, tail, range| PiecesProducer {
             data,
             start,
+            tail,
             range,
             kind,
         };
-        let cut = data.as_deref().and_then(|data| {
-            if mid <= start {
-                return Some(0);
-            }
-            // The first piece start at or after `mid`, relative to `data`.
-            let hi = (range.end - start).min(K::positions_for(data.len()));
-            (mid - start < hi).then(|| kind.piece_start(data, mid - start, hi))?
-        });
-        match (data, cut) {
-            (Some(data), Some(0)) => (
-                piece(None, start, range.start..mid),
-                piece(Some(data), start, mid..range.end),
-            ),
-            (Some(data), Some(q)) => {
-                let (left, rest) = data.split_at_mut(q - K::GAP);
-                let right = &mut rest[K::GAP..];
-                (
-                    piece(Some(left), start, range.start..mid),
-                    piece(Some(right), start + q, mid..range.end),
+        let data = match data {
+            Some(data) if mid > start => data,
+            // Every piece (if any) starts at `mid` or later.
+            data => {
+                return (
+                    part(None, start, 0, range.start..mid),
+                    part(data, start, tail, mid..range.end),
                 )
             }
-            (data, _) => (
-                piece(data, start, range.start..mid),
-                piece(None, mid, mid..range.end),
+        };
+        // The first test whose boundary would start a piece at `mid` or later.
+        let from = mid - start - K::AFTER;
+        let slice = data.elements();
+        match piece_boundary(kind, slice, from, tail.min(slice.len())) {
+            Found::Boundary(i) => {
+                // The left half's tests from `from` on ran in this search.
+                let (left, right, next) = cut_at::<S, K>(data, i);
+                (
+                    part(Some(left), start, from, range.start..mid),
+                    part(Some(right), start + next, tail - next, mid..range.end),
+                )
+            }
+            Found::Nothing => (
+                part(Some(data), start, tail.min(from), range.start..mid),
+                part(None, mid, 0, mid..range.end),
             ),
         }
     }
 }
 
-struct MutPartsIter<'a, T> {
+/// The positions `range`, each with the piece that starts there, if any.
+struct PiecesAt<S> {
     range: Range<usize>,
-    pieces: VecDeque<(usize, &'a mut [T])>,
+    pieces: VecDeque<(usize, S)>,
 }
 
-impl<'a, T> Iterator for MutPartsIter<'a, T> {
-    type Item = Option<&'a mut [T]>;
+impl<S> Iterator for PiecesAt<S> {
+    type Item = Option<S>;
     fn next(&mut self) -> Option<Self::Item> {
         let pos = self.range.next()?;
         if self.pieces.front().is_some_and(|&(at, _)| at == pos) {
@@ -853,7 +854,7 @@ impl<'a, T> Iterator for MutPartsIter<'a, T> {
     }
 }
 
-impl<T> DoubleEndedIterator for MutPartsIter<'_, T> {
+impl<S> DoubleEndedIterator for PiecesAt<S> {
     fn next_back(&mut self) -> Option<Self::Item> {
         let pos = self.range.next_back()?;
         if self.pieces.back().is_some_and(|&(at, _)| at == pos) {
@@ -863,16 +864,16 @@ impl<T> DoubleEndedIterator for MutPartsIter<'_, T> {
     }
 }
 
-impl<T> ExactSizeIterator for MutPartsIter<'_, T> {}
+impl<S> ExactSizeIterator for PiecesAt<S> {}
 
-/// Every position of a mutable slice with the piece that starts there, if any.
-struct MutPositions<'a, T, K> {
-    slice: &'a mut [T],
+/// Every position of a slice with the piece that starts there, if any.
+struct PiecePositions<S, K> {
+    slice: S,
     kind: K,
 }
 
-impl<'a, T: Send, K: SlicePieceKind<T>> ParallelIterator for MutPositions<'a, T, K> {
-    type Item = Option<&'a mut [T]>;
+impl<S: PieceSlice, K: PieceKind<S::Elem>> ParallelIterator for PiecePositions<S, K> {
+    type Item = Option<S>;
     fn drive_unindexed<C: UnindexedConsumer<Self::Item>>(self, consumer: C) -> C::Result {
         super::drive_indexed(self, consumer)
     }
@@ -881,45 +882,53 @@ impl<'a, T: Send, K: SlicePieceKind<T>> ParallelIterator for MutPositions<'a, T,
     }
 }
 
-impl<'a, T: Send, K: SlicePieceKind<T>> IndexedParallelIterator for MutPositions<'a, T, K> {
+impl<S: PieceSlice, K: PieceKind<S::Elem>> IndexedParallelIterator for PiecePositions<S, K> {
     fn len(&self) -> usize {
-        K::positions_for(self.slice.len())
+        K::positions_for(self.slice.elements().len())
     }
     fn with_producer<CB: ProducerCallback<Self::Item>>(self, callback: CB) -> CB::Output {
-        let positions = K::positions_for(self.slice.len());
-        callback.callback(MutPartsProducer {
+        let len = self.slice.elements().len();
+        callback.callback(PiecesProducer {
             data: Some(self.slice),
             start: 0,
-            range: 0..positions,
+            tail: len,
+            range: 0..K::positions_for(len),
             kind: self.kind,
         })
     }
 }
 
-/// Declares a public iterator over the pieces of a mutable slice.
-macro_rules! mut_pieces_iterator {
-    ($(#[$doc:meta])* $name:ident<'a, T, P> where [$($bound:tt)*] { $field:ident } => |$p:ident| $kind:expr) => {
+/// Declares a public iterator over the pieces of a slice of type `$slice` (shared or
+/// mutable), whose closure is in field `$field`. Its `Debug` shows the slice only.
+macro_rules! pieces_iterator {
+    ($(#[$doc:meta])* $name:ident<'a, T: $elem:ident, P> of $slice:ty
+     where [$($bound:tt)*] { $field:ident } => |$p:ident| $kind:expr) => {
         $(#[$doc])*
-        #[derive(Debug)]
         pub struct $name<'a, T, P> {
-            slice: &'a mut [T],
+            slice: $slice,
             $field: P,
         }
 
         impl<'a, T, P> $name<'a, T, P> {
-            pub(crate) fn new(slice: &'a mut [T], $field: P) -> Self {
+            pub(crate) fn new(slice: $slice, $field: P) -> Self {
                 $name { slice, $field }
             }
         }
 
-        impl<'a, T: Send, P> ParallelIterator for $name<'a, T, P>
+        impl<T: std::fmt::Debug, P> std::fmt::Debug for $name<'_, T, P> {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.debug_struct(stringify!($name)).field("slice", &self.slice).finish()
+            }
+        }
+
+        impl<'a, T: $elem, P> ParallelIterator for $name<'a, T, P>
         where
             $($bound)*
         {
-            type Item = &'a mut [T];
-            fn drive_unindexed<C: UnindexedConsumer<&'a mut [T]>>(self, consumer: C) -> C::Result {
+            type Item = $slice;
+            fn drive_unindexed<C: UnindexedConsumer<$slice>>(self, consumer: C) -> C::Result {
                 let $p = &self.$field;
-                MutPositions { slice: self.slice, kind: $kind }
+                PiecePositions { slice: self.slice, kind: $kind }
                     .filter_map(|piece| piece)
                     .drive_unindexed(consumer)
             }
@@ -932,73 +941,162 @@ macro_rules! mut_pieces_iterator {
 }
 
 /// The number of positions of `slice` for pieces of kind `K`.
-fn positions_of<T, K: SlicePieceKind<T>>(_kind: &K, slice: &[T]) -> usize {
+fn positions_of<T, K: PieceKind<T>>(_kind: &K, slice: &[T]) -> usize {
     K::positions_for(slice.len())
 }
 
-mut_pieces_iterator!(
+/// Implements `Clone` for iterators over shared pieces, when their closure is `Clone`.
+macro_rules! clone_shared_pieces {
+    ($($name:ident { $field:ident }),*) => {$(
+        impl<T, P: Clone> Clone for $name<'_, T, P> {
+            fn clone(&self) -> Self {
+                $name {
+                    slice: self.slice,
+                    $field: self.$field.clone(),
+                }
+            }
+        }
+    )*};
+}
+
+pieces_iterator!(
     /// The iterator returned by
-    /// [`par_split_mut`](crate::slice::ParallelSliceMut::par_split_mut).
-    SplitMut<'a, T, P> where [P: Fn(&T) -> bool + Sync + Send] { separator }
+    /// [`par_split`](crate::slice::ParallelSlice::par_split).
+    Split<'a, T: Sync, P> of &'a [T] where [P: Fn(&T) -> bool + Sync + Send] { separator }
     => |p| SplitKind::<P, false>(p)
 );
 
-mut_pieces_iterator!(
+pieces_iterator!(
     /// The iterator returned by
-    /// [`par_split_inclusive_mut`](crate::slice::ParallelSliceMut::par_split_inclusive_mut).
-    SplitInclusiveMut<'a, T, P> where [P: Fn(&T) -> bool + Sync + Send] { separator }
-    => |p| SplitKind::<P, true>(p)
+    /// [`par_split_inclusive`](crate::slice::ParallelSlice::par_split_inclusive).
+    SplitInclusive<'a, T: Sync, P> of &'a [T] where [P: Fn(&T) -> bool + Sync + Send]
+    { separator } => |p| SplitKind::<P, true>(p)
 );
 
-mut_pieces_iterator!(
+pieces_iterator!(
+    /// The iterator returned by
+    /// [`par_chunk_by`](crate::slice::ParallelSlice::par_chunk_by).
+    ChunkBy<'a, T: Sync, P> of &'a [T] where [P: Fn(&T, &T) -> bool + Sync + Send] { same }
+    => |p| ChunkByKind(p)
+);
+
+clone_shared_pieces!(
+    Split { separator },
+    SplitInclusive { separator },
+    ChunkBy { same }
+);
+
+pieces_iterator!(
+    /// The iterator returned by
+    /// [`par_split_mut`](crate::slice::ParallelSliceMut::par_split_mut).
+    SplitMut<'a, T: Send, P> of &'a mut [T] where [P: Fn(&T) -> bool + Sync + Send]
+    { separator } => |p| SplitKind::<P, false>(p)
+);
+
+pieces_iterator!(
+    /// The iterator returned by
+    /// [`par_split_inclusive_mut`](crate::slice::ParallelSliceMut::par_split_inclusive_mut).
+    SplitInclusiveMut<'a, T: Send, P> of &'a mut [T] where [P: Fn(&T) -> bool + Sync + Send]
+    { separator } => |p| SplitKind::<P, true>(p)
+);
+
+pieces_iterator!(
     /// The iterator returned by
     /// [`par_chunk_by_mut`](crate::slice::ParallelSliceMut::par_chunk_by_mut).
-    ChunkByMut<'a, T, P> where [P: Fn(&T, &T) -> bool + Sync + Send] { same }
-    => |p| ChunkByKind(p)
+    ChunkByMut<'a, T: Send, P> of &'a mut [T] where [P: Fn(&T, &T) -> bool + Sync + Send]
+    { same } => |p| ChunkByKind(p)
 );
 
 #[cfg(all(test, not(loom)))]
 mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+
     use super::*;
 
-    /// The pieces a `MutPartsProducer` yields, by position, through `into_iter`
-    /// (forwards or backwards) or `fold_with`, after splitting at `at`.
-    fn pieces_after_split<K: SlicePieceKind<u8>>(
-        data: &mut [u8],
+    /// Collects the pieces a producer folds.
+    struct Collect(Vec<Vec<u8>>);
+
+    impl Folder<Option<&mut [u8]>> for Collect {
+        type Result = Vec<Vec<u8>>;
+        fn consume(mut self, item: Option<&mut [u8]>) -> Self {
+            self.0.extend(item.map(|piece| piece.to_vec()));
+            self
+        }
+        fn complete(self) -> Vec<Vec<u8>> {
+            self.0
+        }
+    }
+
+    /// The pieces by position (once per way of iterating them), and the pieces folded.
+    type Collected = (Vec<Vec<Option<Vec<u8>>>>, Vec<Vec<u8>>);
+
+    /// The pieces of `data` after splitting its producer at `at` and its right half at
+    /// `at2` (`at <= at2`): by position, through `into_iter` forwards and backwards, and
+    /// as `fold_with` folds them (without positions).
+    fn pieces_after_splits<K: PieceKind<u8>>(
+        data: &[u8],
         kind: K,
         at: usize,
-    ) -> Vec<Vec<Option<Vec<u8>>>> {
-        let positions = K::positions_for(data.len());
-        let make = |data| MutPartsProducer {
-            data: Some(data),
-            start: 0,
-            range: 0..positions,
-            kind,
-        };
+        at2: usize,
+    ) -> Collected {
+        /// The producer of `data`'s pieces, split at `at` and `at2`.
+        fn thirds<K: PieceKind<u8>>(
+            data: &mut [u8],
+            kind: K,
+            at: usize,
+            at2: usize,
+        ) -> [PiecesProducer<&mut [u8], K>; 3] {
+            let producer = PiecesProducer {
+                start: 0,
+                tail: data.len(),
+                range: 0..K::positions_for(data.len()),
+                data: Some(data),
+                kind,
+            };
+            let (left, rest) = producer.split_at(at);
+            let (middle, right) = rest.split_at(at2 - at);
+            [left, middle, right]
+        }
         let mut copy = data.to_vec();
-        let (left, right) = make(data).split_at(at);
-        let forwards: Vec<Option<Vec<u8>>> = left
+        let forwards: Vec<Option<Vec<u8>>> = thirds(&mut copy, kind, at, at2)
             .into_iter()
-            .chain(right.into_iter())
+            .flat_map(|part| part.into_iter())
             .map(|p| p.map(|p| p.to_vec()))
             .collect();
-        let (left, right) = make(&mut copy).split_at(at);
-        let mut backwards: Vec<Option<Vec<u8>>> = right
+        let mut copy = data.to_vec();
+        let mut backwards: Vec<Option<Vec<u8>>> = thirds(&mut copy, kind, at, at2)
             .into_iter()
             .rev()
-            .chain(left.into_iter().rev())
+            .flat_map(|part| part.into_iter().rev())
             .map(|p| p.map(|p| p.to_vec()))
             .collect();
         backwards.reverse();
-        vec![forwards, backwards]
+        let mut copy = data.to_vec();
+        let folded = thirds(&mut copy, kind, at, at2)
+            .into_iter()
+            .fold(Collect(Vec::new()), |folder, part| part.fold_with(folder))
+            .complete();
+        (vec![forwards, backwards], folded)
     }
 
-    /// Every split point of every short slice of 0s and 1s: the pieces, by position, are
-    /// std's pieces at their start positions, in both directions.
+    /// Every pair of split points of every short slice of 0s and 1s: the pieces, by
+    /// position, are std's pieces at their start positions, in both directions and when
+    /// folded, and each test ran exactly once each time.
     #[test]
-    fn mutable_pieces_split_at_every_position() {
-        let sep = |x: &u8| *x == 0;
-        let same = |a: &u8, b: &u8| a == b;
+    fn pieces_split_at_every_pair_of_positions() {
+        let tests = AtomicUsize::new(0);
+        let sep = |x: &u8| {
+            tests.fetch_add(1, Relaxed);
+            *x == 0
+        };
+        let same = |a: &u8, b: &u8| {
+            tests.fetch_add(1, Relaxed);
+            a == b
+        };
+        // Each of the three collections runs every test once.
+        let ran_each_test_once = |what: &str, expected: usize| {
+            assert_eq!(tests.swap(0, Relaxed), 3 * expected, "{what}");
+        };
         // Slices of up to 7 items (4 under Miri, which interprets every step).
         for n in 0..=if cfg!(miri) { 4 } else { 7usize } {
             for bits in 0..1u32 << n {
@@ -1013,25 +1111,34 @@ mod tests {
                     }
                     out
                 };
-                let split = place(data.split(sep).collect(), 1, n + 1);
-                let inclusive = place(data.split_inclusive(sep).collect(), 0, n);
-                let runs = place(data.chunk_by(same).collect(), 0, n);
-                for at in 0..=n {
-                    let mut d = data.clone();
-                    for got in pieces_after_split(&mut d, SplitKind::<_, false>(&sep), at) {
-                        assert_eq!(got, split, "split {data:?} at {at}");
+                let plain_sep = |x: &u8| *x == 0;
+                let plain_same = |a: &u8, b: &u8| a == b;
+                let split = place(data.split(plain_sep).collect(), 1, n + 1);
+                let inclusive = place(data.split_inclusive(plain_sep).collect(), 0, n);
+                let runs = place(data.chunk_by(plain_same).collect(), 0, n);
+                let check = |got: Collected, expected: &Vec<Option<Vec<u8>>>, what: &str| {
+                    for got in got.0 {
+                        assert_eq!(&got, expected, "{what}");
                     }
-                    for got in pieces_after_split(&mut d, SplitKind::<_, true>(&sep), at.min(n)) {
-                        assert_eq!(got, inclusive, "split_inclusive {data:?} at {at}");
+                    let pieces: Vec<Vec<u8>> = expected.iter().flatten().cloned().collect();
+                    assert_eq!(got.1, pieces, "{what} (folded)");
+                };
+                for at2 in 0..=n + 1 {
+                    for at in 0..=at2 {
+                        let what = format!("{data:?} at {at} and {at2}");
+                        let got = pieces_after_splits(&data, SplitKind::<_, false>(&sep), at, at2);
+                        ran_each_test_once(&format!("split {what}"), n);
+                        check(got, &split, &format!("split {what}"));
+                        if at2 > n {
+                            continue;
+                        }
+                        let got = pieces_after_splits(&data, SplitKind::<_, true>(&sep), at, at2);
+                        ran_each_test_once(&format!("split_inclusive {what}"), n);
+                        check(got, &inclusive, &format!("split_inclusive {what}"));
+                        let got = pieces_after_splits(&data, ChunkByKind(&same), at, at2);
+                        ran_each_test_once(&format!("chunk_by {what}"), n.saturating_sub(1));
+                        check(got, &runs, &format!("chunk_by {what}"));
                     }
-                    for got in pieces_after_split(&mut d, ChunkByKind(&same), at.min(n)) {
-                        assert_eq!(got, runs, "chunk_by {data:?} at {at}");
-                    }
-                }
-                // The split positions run to n + 1 for `split`.
-                let mut d = data.clone();
-                for got in pieces_after_split(&mut d, SplitKind::<_, false>(&sep), n + 1) {
-                    assert_eq!(got, split, "split {data:?} at {}", n + 1);
                 }
             }
         }

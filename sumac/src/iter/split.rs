@@ -70,10 +70,17 @@ where
 }
 
 /// The iterator returned by [`split`].
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct Split<D, S> {
     data: D,
     splitter: S,
+}
+
+/// Shows the data only: the splitter closure is left out.
+impl<D: std::fmt::Debug, S> std::fmt::Debug for Split<D, S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Split").field("data", &self.data).finish()
+    }
 }
 
 impl<D, S> ParallelIterator for Split<D, S>
