@@ -85,3 +85,68 @@ fn an_indexed_panic_fuse_halts_the_loop() {
             .for_each(|_| item())
     });
 }
+
+/// A panic in a closure *before* the fuse in the chain halts the loop too (as in Rayon):
+/// it drops the piece's folder (or, when indexed, the fuse's iterator) on its way out.
+#[test]
+fn a_panic_before_the_fuse_halts_the_loop() {
+    check_halts(|item| {
+        (0..200_000u32)
+            .into_par_iter()
+            .inspect(|_| item())
+            .panic_fuse()
+            .for_each(|_| ())
+    });
+    check_halts(|item| {
+        (0..200_000u32)
+            .into_par_iter()
+            .inspect(|_| item())
+            .panic_fuse()
+            .enumerate()
+            .for_each(|_| ())
+    });
+}
+
+/// Runs a fused loop in its destructor and records the loop's sum.
+struct SumOnDrop<'a>(&'a AtomicUsize);
+
+impl Drop for SumOnDrop<'_> {
+    fn drop(&mut self) {
+        let sum: usize = (0..10_000usize)
+            .into_par_iter()
+            .panic_fuse()
+            .map(|x| x % 7)
+            .sum();
+        let indexed: usize = (0..10_000usize)
+            .into_par_iter()
+            .panic_fuse()
+            .enumerate()
+            .map(|(i, x)| (i + x) % 7)
+            .sum();
+        self.0.store(sum + indexed, Ordering::SeqCst);
+    }
+}
+
+/// A fused loop run by a destructor while another panic unwinds is not halted by that
+/// panic: it runs to its end.
+#[test]
+fn a_loop_run_during_an_unwind_is_not_halted_by_it() {
+    let expected: usize = (0..10_000usize).map(|x| x % 7).sum::<usize>()
+        + (0..10_000usize).map(|x| (2 * x) % 7).sum::<usize>();
+    let pool = sumac::ThreadPoolBuilder::new()
+        .num_threads(2)
+        .heartbeat_interval(Duration::from_micros(1))
+        .build()
+        .unwrap();
+    for _ in 0..20 {
+        let sum = AtomicUsize::new(0);
+        let unwound = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            pool.install(|| {
+                let _guard = SumOnDrop(&sum);
+                std::panic::resume_unwind(Box::new("unwinding"));
+            })
+        }));
+        assert!(unwound.is_err());
+        assert_eq!(sum.load(Ordering::SeqCst), expected);
+    }
+}

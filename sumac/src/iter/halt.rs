@@ -240,13 +240,39 @@ where
         base: consumer,
         rule,
         halted,
+        fuse: UnwindFuse::new(halted, H::HALT_ON_PANIC),
     })
 }
 
+/// A piece of a halting loop (its consumer, or its folder).
 struct HaltConsumer<'h, C, H> {
     base: C,
     rule: H,
     halted: &'h AtomicBool,
+    /// For `panic_fuse`: raises `halted` if this piece is dropped by a panic, wherever
+    /// in the piece's loop the panic came from (a closure before the fuse or after it).
+    fuse: UnwindFuse<'h>,
+}
+
+/// Raises its flag when dropped during a panic, if armed. It is not armed when made
+/// while the thread was panicking already (a loop run by a destructor during an unwind
+/// must not halt because of that unwind).
+struct UnwindFuse<'h>(Option<&'h AtomicBool>);
+
+impl<'h> UnwindFuse<'h> {
+    fn new(halted: &'h AtomicBool, armed: bool) -> Self {
+        UnwindFuse((armed && !std::thread::panicking()).then_some(halted))
+    }
+}
+
+impl Drop for UnwindFuse<'_> {
+    fn drop(&mut self) {
+        if let Some(halted) = self.0 {
+            if std::thread::panicking() {
+                halted.store(true, Ordering::Relaxed);
+            }
+        }
+    }
 }
 
 impl<C, H> HaltConsumer<'_, C, H> {
@@ -266,11 +292,19 @@ where
     const DETACHES: bool = C::DETACHES;
     fn split_at(self, index: usize) -> (Self, Self, C::Reducer) {
         let (left, right, reducer) = self.base.split_at(index);
+        let armed = self.fuse.0.is_some();
         (
-            HaltConsumer { base: left, ..self },
+            HaltConsumer {
+                base: left,
+                rule: self.rule,
+                halted: self.halted,
+                fuse: UnwindFuse::new(self.halted, armed),
+            },
             HaltConsumer {
                 base: right,
-                ..self
+                rule: self.rule,
+                halted: self.halted,
+                fuse: UnwindFuse::new(self.halted, armed),
             },
             reducer,
         )
@@ -280,6 +314,7 @@ where
             base: self.base.into_folder(),
             rule: self.rule,
             halted: self.halted,
+            fuse: self.fuse,
         }
     }
     fn detach(folder: Self::Folder, consumed: usize) -> (C::Result, Self, C::Reducer) {
@@ -288,6 +323,7 @@ where
             base,
             rule: folder.rule,
             halted: folder.halted,
+            fuse: folder.fuse,
         };
         (result, rest, reducer)
     }
@@ -306,6 +342,7 @@ where
             base: self.base.split_off_left(),
             rule: self.rule,
             halted: self.halted,
+            fuse: UnwindFuse::new(self.halted, self.fuse.0.is_some()),
         }
     }
     fn to_reducer(&self) -> C::Reducer {
@@ -322,13 +359,8 @@ where
     fn consume(mut self, item: T) -> Self {
         let (passed, halt) = self.rule.check(item);
         if let Some(passed) = passed {
-            if H::HALT_ON_PANIC {
-                let fuse = HaltOnUnwind(self.halted);
-                self.base = self.base.consume(passed);
-                std::mem::forget(fuse);
-            } else {
-                self.base = self.base.consume(passed);
-            }
+            // A panic in there drops `self.fuse` (for `panic_fuse`), which halts the loop.
+            self.base = self.base.consume(passed);
         }
         if halt {
             self.halted.store(true, Ordering::Relaxed);
@@ -340,16 +372,6 @@ where
     }
     fn full(&self) -> bool {
         self.halted() || self.base.full()
-    }
-}
-
-/// Raises the halt flag if dropped, which only happens when a panic unwinds through the
-/// code it guards (on success it is forgotten).
-struct HaltOnUnwind<'h>(&'h AtomicBool);
-
-impl Drop for HaltOnUnwind<'_> {
-    fn drop(&mut self) {
-        self.0.store(true, Ordering::Relaxed);
     }
 }
 
@@ -490,8 +512,9 @@ impl<I: IndexedParallelIterator> IndexedParallelIterator for PanicFuse<I> {
 
 /// The producer of an indexed `panic_fuse`: every piece shares the flag. Its sequential
 /// iterator ends early once the flag is up, and raises it when a panic drops it: a panic
-/// anywhere in a piece's loop (in the closures after `panic_fuse`, which consume the
-/// iterator) unwinds through the iterator of that piece.
+/// anywhere in a piece's loop (in the closures before `panic_fuse`, which its iterator
+/// calls, or after it, which consume the iterator) unwinds through the iterator of that
+/// piece.
 struct FuseProducer<'h, P> {
     base: P,
     halted: &'h AtomicBool,
@@ -504,6 +527,7 @@ impl<'h, P: Producer> Producer for FuseProducer<'h, P> {
         FuseIter {
             base: self.base.into_iter(),
             halted: self.halted,
+            _fuse: UnwindFuse::new(self.halted, true),
         }
     }
     fn split_at(self, index: usize) -> (Self, Self) {
@@ -531,6 +555,8 @@ impl<'h, P: Producer> Producer for FuseProducer<'h, P> {
 struct FuseIter<'h, I> {
     base: I,
     halted: &'h AtomicBool,
+    /// Raises `halted` when a panic drops the iterator.
+    _fuse: UnwindFuse<'h>,
 }
 
 impl<I: Iterator> Iterator for FuseIter<'_, I> {
@@ -558,11 +584,3 @@ impl<I: DoubleEndedIterator> DoubleEndedIterator for FuseIter<'_, I> {
 }
 
 impl<I: ExactSizeIterator> ExactSizeIterator for FuseIter<'_, I> {}
-
-impl<I> Drop for FuseIter<'_, I> {
-    fn drop(&mut self) {
-        if std::thread::panicking() {
-            self.halted.store(true, Ordering::Relaxed);
-        }
-    }
-}

@@ -388,10 +388,10 @@ pub trait ParallelIterator: Sized + Send {
         SkipAnyWhile::new(self, predicate)
     }
 
-    /// Halts every piece of the loop at its next block once a closure *after* this
-    /// adaptor panics, instead of letting the other pieces run to their end (the panic
-    /// still propagates to the caller). Put it before the closures whose panics should
-    /// stop the loop. Over an indexed iterator the result is indexed too.
+    /// Halts every piece of the loop at its next block once a closure of the loop
+    /// panics, before or after this adaptor in the chain, instead of letting the other
+    /// pieces run to their end (the panic still propagates to the caller). Over an
+    /// indexed iterator the result is indexed too.
     ///
     /// ```
     /// use sumac::prelude::*;
