@@ -1,23 +1,44 @@
 //! Short-circuiting searches: `find_any`, `find_first`, `find_last` (and, built on them,
 //! `any`, `all`, `position_*`, `try_for_each`).
 //!
-//! Pieces of the loop are identified by their start and end positions in the producer's
-//! index space. A piece that finds a match publishes its start in a shared atomic; a
-//! piece that lies entirely after (for `find_first`) or before (for `find_last`) a
-//! piece with a match stops at its next block boundary.
+//! Pieces of the loop are identified by their start and end positions, 128-bit numbers
+//! that grow with the items' sequential order. A piece that finds a match publishes its
+//! start (see [`Best`]); a piece that lies entirely after (for `find_first`) or before
+//! (for `find_last`) a piece with a match stops at its next block boundary.
+//!
+//! Where the producer has positions (an index span that fits a `usize`), item `i` of the
+//! root sits at `i << shift`, the shift chosen so that the whole span fits below 2^127;
+//! the `shift` low bits are a made-up sub-range inside each item. A split at an index
+//! inside the piece's range cuts it at that item. A split at an index the range has no
+//! room for (the inner loops of `flat_map`, driven into the consumer of one outer
+//! position; a range longer than `usize::MAX`, halved by the range driver; a split at the
+//! very end of a piece) halves the range instead, whatever position it asks for, as
+//! Rayon does with its whole range (single items split off one after another get a
+//! shrinking share instead of half, see `split_point`): a left piece always holds
+//! earlier items, which is all the stopping rule needs. So pieces inside one position
+//! still order themselves, down to `shift` (63 or more) nested splits.
 //!
 //! Iterators whose items have no positions (`par_bridge`, `walk_tree`, `iter::split`)
-//! have an index span of 0. For them the consumer makes positions up, as Rayon does:
-//! the root covers `0..usize::MAX` and every split gives the left piece the lower half
-//! of the range and the right piece the upper half, whatever position the split asks
-//! for (a left piece always holds earlier items, which is all the stopping rule needs).
-//! After 64 nested splits the ranges are empty; pieces with the same start never stop
-//! each other, so the answer is still right, only found later.
+//! have an index span of 0, and a span of `usize::MAX` may be a longer range's,
+//! saturated: for them the root covers `0..2^127` and every split halves. A piece that
+//! hands its rest on (`detach`) where the position of the rest is unknown gives the rest
+//! its whole range: the folded part has stopped, so sharing its start costs nothing.
+//! Once a range is down to one position, pieces with the same start never stop each
+//! other: the answer is still right, only found later.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, PoisonError};
 
 use super::plumbing::{Consumer, Folder, Reducer, UnindexedConsumer};
 use super::ParallelIterator;
+
+/// The end of the root range: positions (and the high half of a position) stay below
+/// 2^127 (2^63), so `u64::MAX` is never the high half of a position.
+const ROOT_END: u128 = 1 << 127;
+
+/// The `shift` of pieces whose positions are made up (every split halves): real shifts
+/// are at least 63.
+const MADE_UP: u32 = 0;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(super) enum Mode {
@@ -32,84 +53,178 @@ where
     P: Fn(&I::Item) -> bool + Sync,
 {
     let span = iter.index_span();
-    let positional = span > 0;
-    let end = if positional { span } else { usize::MAX };
-    let best = AtomicUsize::new(match mode {
-        Mode::Any | Mode::First => usize::MAX,
-        Mode::Last => 0,
-    });
+    let (end, shift) = if span == 0 || span == usize::MAX {
+        (ROOT_END, MADE_UP)
+    } else {
+        // `span < 2^(64 - zeros)`, so `span << shift < 2^127`.
+        let shift = 63 + (span as u64).leading_zeros();
+        ((span as u128) << shift, shift)
+    };
+    let best = Best::new(mode);
     iter.drive_unindexed(FindConsumer {
         predicate,
         best: &best,
         mode,
         start: 0,
         end,
-        positional,
+        shift,
+        peels: 0,
     })
+}
+
+/// The best position published so far: for `find_first` the smallest start of a piece
+/// with a match (`u128::MAX`: none), for `find_last` the largest (0: none, which stops no
+/// piece either), for `find_any` only whether one was found (`hi` is no longer
+/// `u64::MAX`).
+///
+/// Stable Rust has no 128-bit atomic: the two halves are stored apart, and written only
+/// under `write` (once per piece that finds a match). A reader loads `hi` first; mostly
+/// that alone decides, as a piece whose start has another high half is then entirely
+/// before or after the best. Readers may see the halves of two different writes, so a
+/// writer that changes `hi` first sets `lo` to the bound that makes every mix of old and
+/// new halves a position no better than one actually published (at most `u64::MAX` for
+/// `find_first`, at least 0 for `find_last`), then `hi` (release), then `lo`. A reader
+/// that sees the new `hi` (acquire) sees that bound or the new `lo`; one that sees an
+/// older `hi` pairs it with a later `lo`, a position beyond which a published one lies
+/// in the better direction. So a piece never stops unless a match was published that
+/// comes before (after) all of its items.
+struct Best {
+    hi: AtomicU64,
+    lo: AtomicU64,
+    write: Mutex<()>,
+}
+
+impl Best {
+    fn new(mode: Mode) -> Self {
+        let none = match mode {
+            Mode::Any | Mode::First => u64::MAX,
+            Mode::Last => 0,
+        };
+        Best {
+            hi: AtomicU64::new(none),
+            lo: AtomicU64::new(none),
+            write: Mutex::new(()),
+        }
+    }
 }
 
 struct FindConsumer<'f, P> {
     predicate: &'f P,
-    /// Any: `usize::MAX` until found. First: the smallest start of a piece with a match.
-    /// Last: one more than the largest start of a piece with a match (0: none).
-    best: &'f AtomicUsize,
+    best: &'f Best,
     mode: Mode,
-    start: usize,
-    end: usize,
-    /// Whether the pieces have positions (a nonzero index span); if not, `start..end`
-    /// is a made-up range, halved at every split.
-    positional: bool,
+    /// This piece's positions (`start <= end <= ROOT_END`).
+    start: u128,
+    end: u128,
+    /// Item `i` of the piece sits at `start + (i << shift)` while that is below `end`;
+    /// [`MADE_UP`]: every split halves.
+    shift: u32,
+    /// How many single items were split off the front of this piece's made-up range in
+    /// a row (see [`split_point`](Self::split_point)).
+    peels: u32,
 }
 
 impl<P> FindConsumer<'_, P> {
-    fn copy_with(&self, start: usize, end: usize) -> Self {
+    fn copy_with(&self, start: u128, end: u128, peels: u32) -> Self {
         FindConsumer {
             predicate: self.predicate,
             best: self.best,
             mode: self.mode,
             start,
             end,
-            positional: self.positional,
+            shift: self.shift,
+            peels,
         }
     }
 
-    /// Where a split `index` items in divides this piece's range: at that position, or,
-    /// for made-up positions, in the middle.
-    fn split_point(&self, index: usize) -> usize {
-        if self.positional {
-            self.start
-                .saturating_add(index)
-                .min(self.end.max(self.start))
-        } else {
-            self.start + (self.end - self.start) / 2
+    /// The position of item `index` of this piece, if it lies inside the range.
+    #[inline]
+    fn position(&self, index: usize) -> Option<u128> {
+        let room = self.end - self.start;
+        // `index << shift < room`, without overflow (`room <= 2^127`).
+        if self.shift == MADE_UP || room == 0 || index as u128 > (room - 1) >> self.shift {
+            return None;
         }
+        Some(self.start + ((index as u128) << self.shift))
     }
 
+    /// Where a split `index` items in divides this piece's range, and the `peels` of the
+    /// right piece: at that item, or, where the range has no room for it, in the middle,
+    /// except for a split after one item. A loop that takes its items one at a time off
+    /// the front (`flat_map`'s folder, one outer item for each inner loop, inside an
+    /// outer `flat_map`) would halve what is left at every item, and the items after the
+    /// first 127 or so would get no room, so that none of the pieces of their inner loops
+    /// could stop another. The `k`-th single item in a row (from 1) gets
+    /// `2^-(1 + floor(log2(k)))` of what is left instead: each doubling of `k` then leaves
+    /// about `e^(-1/2)` of the range to the rest, and the `k`-th item still gets about
+    /// `2^-(1 + 1.7 log2(k))` of it (18 bits for the 1000th, 35 for the millionth). A
+    /// loop's first item, split off alone, still gets half.
+    #[inline]
+    fn split_point(&self, index: usize) -> (u128, u32) {
+        if let Some(mid) = self.position(index) {
+            return (mid, 0);
+        }
+        let room = self.end - self.start;
+        if index != 1 {
+            return (self.start + room / 2, 0);
+        }
+        let left = match room >> (1 + (self.peels + 1).ilog2()) {
+            0 => room / 2,
+            left => left,
+        };
+        (
+            self.start + left,
+            self.peels.saturating_add(1).min(u32::MAX - 1),
+        )
+    }
+
+    /// Whether a published match comes before (`find_first`) or after (`find_last`) all
+    /// of this piece's items (or any was found, for `find_any`). Runs at every block
+    /// boundary: one load, two when the high halves are equal.
+    #[inline]
     fn stop(&self) -> bool {
-        let best = self.best.load(Ordering::Relaxed);
+        let hi = self.best.hi.load(Ordering::Acquire);
+        let (start_hi, start_lo) = ((self.start >> 64) as u64, self.start as u64);
         match self.mode {
-            Mode::Any => best != usize::MAX,
-            Mode::First => best < self.start,
-            // A piece that starts after this one's start comes after it. (Comparing
-            // with this piece's end instead is wrong for empty pieces: every piece
-            // `split_off_left` or a clamped `split_at` makes at one position covers the
-            // same empty range, so one of them with a match stopped the later ones, and
-            // itself after its first match.)
-            Mode::Last => best > self.start.saturating_add(1),
-        }
-    }
-
-    fn publish(&self) {
-        match self.mode {
-            Mode::Any => self.best.store(0, Ordering::Relaxed),
+            Mode::Any => hi != u64::MAX,
             Mode::First => {
-                self.best.fetch_min(self.start, Ordering::Relaxed);
+                hi < start_hi || (hi == start_hi && self.best.lo.load(Ordering::Relaxed) < start_lo)
             }
             Mode::Last => {
-                self.best
-                    .fetch_max(self.start.saturating_add(1), Ordering::Relaxed);
+                hi > start_hi || (hi == start_hi && self.best.lo.load(Ordering::Relaxed) > start_lo)
             }
         }
+    }
+
+    /// Publishes this piece's start as a match position (once per piece: kept out of
+    /// line, away from the search loop).
+    #[cold]
+    #[inline(never)]
+    fn publish(&self) {
+        let best = self.best;
+        if self.mode == Mode::Any {
+            best.hi.store(0, Ordering::Relaxed);
+            return;
+        }
+        let _write = best.write.lock().unwrap_or_else(PoisonError::into_inner);
+        // Exact: every write happened under the lock.
+        let (hi, lo) = (
+            best.hi.load(Ordering::Relaxed),
+            best.lo.load(Ordering::Relaxed),
+        );
+        let current = (hi as u128) << 64 | lo as u128;
+        let (better, bound) = match self.mode {
+            Mode::First => (self.start < current, u64::MAX),
+            _ => (self.start > current, 0),
+        };
+        if !better {
+            return;
+        }
+        let (start_hi, start_lo) = ((self.start >> 64) as u64, self.start as u64);
+        if start_hi != hi {
+            best.lo.store(bound, Ordering::Relaxed);
+            best.hi.store(start_hi, Ordering::Release);
+        }
+        best.lo.store(start_lo, Ordering::Release);
     }
 }
 
@@ -139,10 +254,10 @@ where
     type Result = Option<T>;
     const DETACHES: bool = true;
     fn split_at(self, index: usize) -> (Self, Self, FindReducer) {
-        let mid = self.split_point(index);
+        let (mid, peels) = self.split_point(index);
         (
-            self.copy_with(self.start, mid),
-            self.copy_with(mid, self.end),
+            self.copy_with(self.start, mid, 0),
+            self.copy_with(mid, self.end, peels),
             FindReducer(self.mode),
         )
     }
@@ -154,7 +269,9 @@ where
     }
     fn detach(folder: Self::Folder, consumed: usize) -> (Option<T>, Self, FindReducer) {
         let c = &folder.consumer;
-        let rest = c.copy_with(c.split_point(consumed), c.end);
+        // Where the rest's position is unknown it keeps the whole range: the folded part
+        // needs no room, as it has stopped (and published its match, if any).
+        let rest = c.copy_with(c.position(consumed).unwrap_or(c.start), c.end, 0);
         (folder.item, rest, FindReducer(c.mode))
     }
     fn full(&self) -> bool {
@@ -167,9 +284,10 @@ where
     T: Send,
     P: Fn(&T) -> bool + Sync,
 {
-    /// The empty range at this consumer's start (what `split_at(0)` gives on the left).
+    /// The empty range at this consumer's start: the left piece comes first, and its start
+    /// is no later than this one's.
     fn split_off_left(&self) -> Self {
-        self.copy_with(self.start, self.start)
+        self.copy_with(self.start, self.start, 0)
     }
     fn to_reducer(&self) -> FindReducer {
         FindReducer(self.mode)
@@ -197,8 +315,10 @@ where
             }
             Mode::Last => {
                 if let Some(x) = iter.into_iter().filter(|x| predicate(x)).last() {
-                    self.item = Some(x);
-                    self.consumer.publish();
+                    // A piece publishes its start once.
+                    if self.item.replace(x).is_none() {
+                        self.consumer.publish();
+                    }
                 }
             }
         }

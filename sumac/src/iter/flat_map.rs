@@ -6,7 +6,8 @@
 //! iterator into it, so the inner loop too splits at heartbeats, and then reduces the
 //! inner result onto what the folder has so far, in order. An inner loop may split its
 //! one-position consumer at inner indices beyond that position: every consumer of an
-//! unindexed iterator accepts that (positions clamp to the consumer's end), and the
+//! unindexed iterator accepts that (the searches of `iter::find` then halve a made-up
+//! range inside the position, so the inner pieces still stop each other), and the
 //! pieces still reduce left to right, so `collect` and `find_first` keep the sequential
 //! order.
 

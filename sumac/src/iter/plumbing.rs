@@ -662,7 +662,9 @@ where
     C: Consumer<P::Item>,
 {
     let min = producer.min_len().max(1);
-    if len > producer.max_len() && len / 2 >= min {
+    // A piece that is to stop (a search found its answer elsewhere) does not split down
+    // to `with_max_len` pieces first.
+    if len > producer.max_len() && len / 2 >= min && !consumer.full() {
         return split_join(producer, len, consumer, block, false, long_items);
     }
     if long_items > 0 && len >= 2 && len / 2 >= min && !consumer.full() {

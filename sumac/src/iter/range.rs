@@ -149,6 +149,11 @@ impl<T: RangeInteger> DoubleEndedIterator for RangeSeq<T> {
 impl<T: RangeInteger> ExactSizeIterator for RangeSeq<T> {}
 
 /// Drives `len` integers from `start`, splitting lengths beyond `usize::MAX` in halves.
+/// Such a split asks the consumer for position `usize::MAX / 2`, which is not the
+/// half's: positions beyond `usize::MAX` cannot be named, and the iterator's index span
+/// saturates at `usize::MAX`. A consumer that orders pieces by position treats that span
+/// as having no positions (`find_first`/`find_last` halve a made-up range at every
+/// split, see `iter::find`).
 pub(crate) fn drive_long<T: RangeInteger, C: Consumer<T>>(
     start: T,
     len: u128,
