@@ -20,6 +20,9 @@
 //!   bookkeeping of `enter_idle` / `leave_idle`, which plays no part in hand-offs);
 //! * [`worker_main`] / [`terminate`] mirror `worker_main` and `Registry::terminate`.
 //!
+//! The ordered searches' published best position (`iter::find::Best`) is driven
+//! directly: its `publish` and `stops` are the production functions.
+//!
 //! The closures write into a [`Slot`] (a loom `UnsafeCell`), and the thread that waited
 //! for them reads it afterwards: if the waiter could return before the runner published
 //! completion with a happens-before edge, loom reports the unsynchronised access. A lost
@@ -1044,4 +1047,54 @@ fn loom_rescue_claims_from_two_slots() {
         terminate(&queue, &terminating);
         thief.join().unwrap();
     });
+}
+
+/// The published best position of an ordered search (`iter::find::Best`), written as two
+/// 64-bit halves: a reader that mixes the halves of two writes must never see a position
+/// better than every one published, or it would stop a piece that may hold the answer.
+/// A finder publishes `first`, then a better `second` (for `find_first`: a smaller high
+/// half with a larger low half, so that the new high half with the old low half would
+/// be better than both), while a piece starting at `piece` reads: it may stop only if a
+/// published position is better than its start.
+fn best_is_never_mixed(mode: crate::iter::find::Mode, first: u128, second: u128, piece: u128) {
+    use crate::iter::find::{Best, Mode};
+    let better = |published: u128| match mode {
+        Mode::First => published < piece,
+        _ => published > piece,
+    };
+    let may_stop = better(first) || better(second);
+    model(Some(3), move || {
+        let best = Arc::new(Best::new(mode));
+        let reader = {
+            let best = Arc::clone(&best);
+            thread::spawn(move || best.stops(mode, piece))
+        };
+        best.publish(mode, first);
+        best.publish(mode, second);
+        let stopped = reader.join().unwrap();
+        assert!(
+            may_stop || !stopped,
+            "a piece starting at {piece:#x} stopped, but only {first:#x} and {second:#x} \
+             were published"
+        );
+        // Once both are published, the answer is exact.
+        assert_eq!(best.stops(mode, piece), may_stop);
+    });
+}
+
+#[test]
+fn loom_find_first_best_is_never_mixed() {
+    // first = (1, 0), second = (0, 9): the mix (0, 0) would stop a piece at (0, 5).
+    best_is_never_mixed(crate::iter::find::Mode::First, 1 << 64, 9, 5);
+}
+
+#[test]
+fn loom_find_last_best_is_never_mixed() {
+    // first = (0, MAX), second = (1, 2): the mix (1, MAX) would stop a piece at (1, 5).
+    best_is_never_mixed(
+        crate::iter::find::Mode::Last,
+        u64::MAX as u128,
+        (1 << 64) + 2,
+        (1 << 64) + 5,
+    );
 }

@@ -26,8 +26,9 @@
 //! Once a range is down to one position, pieces with the same start never stop each
 //! other: the answer is still right, only found later.
 
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, PoisonError};
+use std::sync::atomic::Ordering;
+
+use crate::sync::{lock, AtomicU64, Mutex};
 
 use super::plumbing::{Consumer, Folder, Reducer, UnindexedConsumer};
 use super::ParallelIterator;
@@ -41,7 +42,7 @@ const ROOT_END: u128 = 1 << 127;
 const MADE_UP: u32 = 0;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub(super) enum Mode {
+pub(crate) enum Mode {
     Any,
     First,
     Last,
@@ -88,14 +89,14 @@ where
 /// older `hi` pairs it with a later `lo`, a position beyond which a published one lies
 /// in the better direction. So a piece never stops unless a match was published that
 /// comes before (after) all of its items.
-struct Best {
+pub(crate) struct Best {
     hi: AtomicU64,
     lo: AtomicU64,
     write: Mutex<()>,
 }
 
 impl Best {
-    fn new(mode: Mode) -> Self {
+    pub(crate) fn new(mode: Mode) -> Self {
         let none = match mode {
             Mode::Any | Mode::First => u64::MAX,
             Mode::Last => 0,
@@ -105,6 +106,53 @@ impl Best {
             lo: AtomicU64::new(none),
             write: Mutex::new(()),
         }
+    }
+
+    /// Whether a published match comes before (`find_first`) or after (`find_last`) a
+    /// piece starting at `start`, hence all of its items (or any was found, for
+    /// `find_any`). One load, two when the high halves are equal.
+    #[inline]
+    pub(crate) fn stops(&self, mode: Mode, start: u128) -> bool {
+        let hi = self.hi.load(Ordering::Acquire);
+        let (start_hi, start_lo) = ((start >> 64) as u64, start as u64);
+        match mode {
+            Mode::Any => hi != u64::MAX,
+            Mode::First => {
+                hi < start_hi || (hi == start_hi && self.lo.load(Ordering::Relaxed) < start_lo)
+            }
+            Mode::Last => {
+                hi > start_hi || (hi == start_hi && self.lo.load(Ordering::Relaxed) > start_lo)
+            }
+        }
+    }
+
+    /// Publishes `start`, the start of a piece with a match, if it is better than the
+    /// best so far (see the type's comment for the order of the stores).
+    pub(crate) fn publish(&self, mode: Mode, start: u128) {
+        if mode == Mode::Any {
+            self.hi.store(0, Ordering::Relaxed);
+            return;
+        }
+        let _write = lock(&self.write);
+        // Exact: every write happened under the lock.
+        let (hi, lo) = (
+            self.hi.load(Ordering::Relaxed),
+            self.lo.load(Ordering::Relaxed),
+        );
+        let current = (hi as u128) << 64 | lo as u128;
+        let (better, bound) = match mode {
+            Mode::First => (start < current, u64::MAX),
+            _ => (start > current, 0),
+        };
+        if !better {
+            return;
+        }
+        let (start_hi, start_lo) = ((start >> 64) as u64, start as u64);
+        if start_hi != hi {
+            self.lo.store(bound, Ordering::Relaxed);
+            self.hi.store(start_hi, Ordering::Release);
+        }
+        self.lo.store(start_lo, Ordering::Release);
     }
 }
 
@@ -179,20 +227,10 @@ impl<P> FindConsumer<'_, P> {
 
     /// Whether a published match comes before (`find_first`) or after (`find_last`) all
     /// of this piece's items (or any was found, for `find_any`). Runs at every block
-    /// boundary: one load, two when the high halves are equal.
+    /// boundary.
     #[inline]
     fn stop(&self) -> bool {
-        let hi = self.best.hi.load(Ordering::Acquire);
-        let (start_hi, start_lo) = ((self.start >> 64) as u64, self.start as u64);
-        match self.mode {
-            Mode::Any => hi != u64::MAX,
-            Mode::First => {
-                hi < start_hi || (hi == start_hi && self.best.lo.load(Ordering::Relaxed) < start_lo)
-            }
-            Mode::Last => {
-                hi > start_hi || (hi == start_hi && self.best.lo.load(Ordering::Relaxed) > start_lo)
-            }
-        }
+        self.best.stops(self.mode, self.start)
     }
 
     /// Publishes this piece's start as a match position (once per piece: kept out of
@@ -200,31 +238,7 @@ impl<P> FindConsumer<'_, P> {
     #[cold]
     #[inline(never)]
     fn publish(&self) {
-        let best = self.best;
-        if self.mode == Mode::Any {
-            best.hi.store(0, Ordering::Relaxed);
-            return;
-        }
-        let _write = best.write.lock().unwrap_or_else(PoisonError::into_inner);
-        // Exact: every write happened under the lock.
-        let (hi, lo) = (
-            best.hi.load(Ordering::Relaxed),
-            best.lo.load(Ordering::Relaxed),
-        );
-        let current = (hi as u128) << 64 | lo as u128;
-        let (better, bound) = match self.mode {
-            Mode::First => (self.start < current, u64::MAX),
-            _ => (self.start > current, 0),
-        };
-        if !better {
-            return;
-        }
-        let (start_hi, start_lo) = ((self.start >> 64) as u64, self.start as u64);
-        if start_hi != hi {
-            best.lo.store(bound, Ordering::Relaxed);
-            best.hi.store(start_hi, Ordering::Release);
-        }
-        best.lo.store(start_lo, Ordering::Release);
+        self.best.publish(self.mode, self.start);
     }
 }
 

@@ -51,7 +51,7 @@ mod collect;
 pub mod collections;
 mod extend;
 mod filter;
-mod find;
+pub(crate) mod find;
 mod flat_map;
 mod fold;
 mod halt;
