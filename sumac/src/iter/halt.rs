@@ -263,6 +263,12 @@ impl<'h> UnwindFuse<'h> {
     fn new(halted: &'h AtomicBool, armed: bool) -> Self {
         UnwindFuse((armed && !std::thread::panicking()).then_some(halted))
     }
+
+    /// A fuse for a piece split off this one's: armed if this one is, and if the thread
+    /// is not panicking now.
+    fn renewed(&self) -> Self {
+        UnwindFuse(self.0.filter(|_| !std::thread::panicking()))
+    }
 }
 
 impl Drop for UnwindFuse<'_> {
@@ -292,19 +298,18 @@ where
     const DETACHES: bool = C::DETACHES;
     fn split_at(self, index: usize) -> (Self, Self, C::Reducer) {
         let (left, right, reducer) = self.base.split_at(index);
-        let armed = self.fuse.0.is_some();
         (
             HaltConsumer {
                 base: left,
                 rule: self.rule,
                 halted: self.halted,
-                fuse: UnwindFuse::new(self.halted, armed),
+                fuse: self.fuse.renewed(),
             },
             HaltConsumer {
                 base: right,
                 rule: self.rule,
                 halted: self.halted,
-                fuse: UnwindFuse::new(self.halted, armed),
+                fuse: self.fuse.renewed(),
             },
             reducer,
         )
@@ -342,7 +347,7 @@ where
             base: self.base.split_off_left(),
             rule: self.rule,
             halted: self.halted,
-            fuse: UnwindFuse::new(self.halted, self.fuse.0.is_some()),
+            fuse: self.fuse.renewed(),
         }
     }
     fn to_reducer(&self) -> C::Reducer {
