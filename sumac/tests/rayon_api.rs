@@ -575,6 +575,39 @@ mod repeat_n_counts {
             assert!(clones >= n - 1, "n = {n}: {clones} clones");
         }
     }
+
+    /// Under `with_min_len(min)`, a loop of fewer than `3 * min` items can never split
+    /// (its first `min` items close as a piece of their own, and each half of the rest
+    /// must hold `min`), so it folds in one go, without the blocks that time a loop.
+    /// Each such block is split off the rest, which under `step_by` costs a clone of the
+    /// element for the part that starts the rest, and one for the first item of the
+    /// block, whose part's element is then never used (Rayon's tests count this).
+    /// Every `step`-th of `(n - 1) * step + 1` items ends at the element itself, so one
+    /// piece makes `n - 1` clones.
+    #[test]
+    fn a_loop_too_short_to_split_under_with_min_len_clones_only_for_its_items() {
+        let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+        take_counts();
+        let wide = sumac::ThreadPoolBuilder::new()
+            .num_threads(2)
+            .build()
+            .unwrap();
+        for pool in [super::pool(), &wide] {
+            for min in [2usize, 3, 10] {
+                for n in 1..3 * min {
+                    let items = pool.install(|| {
+                        sumac::iter::repeat_n(Counted, (n - 1) * 5 + 1)
+                            .step_by(5)
+                            .with_min_len(min)
+                            .map(drop)
+                            .count()
+                    });
+                    assert_eq!(items, n);
+                    assert_eq!(take_counts(), (n - 1, n), "{n} items, min {min}");
+                }
+            }
+        }
+    }
 }
 
 /// Zero chunk and block sizes panic with Rayon's messages (Rayon's tests match on them).

@@ -696,9 +696,6 @@ trait LoopFold<T, C: Consumer<T>>: Sized {
     /// The result so far (with the reducer that appends the rest's result to it) and a
     /// consumer for the items not folded yet.
     fn detach(self) -> (Option<Appendable<T, C>>, C);
-    /// Whether every block is a fold piece of its own (else one folder runs through the
-    /// blocks until a split detaches it).
-    const PIECE_PER_BLOCK: bool;
     /// Whether what was folded so far may close as a piece of its own: it holds at least
     /// `min` items (`with_min_len`). With no minimum (1), a split may also come before
     /// the first block (only the test hook `force_splits` makes one there).
@@ -738,7 +735,6 @@ impl<T, C: Consumer<T>> LoopFold<T, C> for DetachingFold<T, C> {
         let (result, rest, reducer) = C::detach(self.folder, self.consumed);
         (Some((result, reducer)), rest)
     }
-    const PIECE_PER_BLOCK: bool = false;
     #[inline]
     fn may_detach(&self, min: usize) -> bool {
         min == 1 || self.consumed >= min
@@ -807,7 +803,6 @@ impl<T, C: Consumer<T>> LoopFold<T, C> for SplittingFold<T, C> {
             SplittingFold::Finished(_) => unreachable!("a split after the last block"),
         }
     }
-    const PIECE_PER_BLOCK: bool = true;
     /// Every block already holds at least `min` items (see [`block_items`]).
     fn may_detach(&self, _min: usize) -> bool {
         true
@@ -815,16 +810,27 @@ impl<T, C: Consumer<T>> LoopFold<T, C> for SplittingFold<T, C> {
 }
 
 /// How many of the `len` items left the next block folds, for a loop whose last block
-/// had `block` items. Where each block is a fold piece of its own, a block also holds at
-/// least `min` items (`with_min_len`) and leaves either none or at least `min` behind.
+/// had `block` items and whose pieces hold at least `min` items (`with_min_len`; 1
+/// without it).
+///
+/// A block holds at least `min` items: no split can come before `min` items were folded
+/// (the folded prefix closes as a piece of its own), and where each block is a fold
+/// piece of its own, a smaller one would break the minimum. And a block that would
+/// leave too few items for a later split (whose halves must hold `min` each) takes them
+/// all: they would be folded here anyway, and every further block would cost a
+/// `split_at`, which may clone (as `repeat_n`'s does). For a piece-per-block fold this
+/// also keeps the last block from holding fewer than `min` items.
+///
+/// Without a minimum, the block is what the timing asked for (a single item left after
+/// it is folded as a block of its own).
 #[inline(always)]
-fn block_items(block: usize, len: usize, min: usize, piece_per_block: bool) -> usize {
+fn block_items(block: usize, len: usize, min: usize) -> usize {
     let n = hooks::block_size(block).min(len);
-    if !piece_per_block || min == 1 {
+    if min == 1 {
         return n;
     }
     let n = n.max(min).min(len);
-    if len - n < min {
+    if (len - n) / 2 < min {
         len
     } else {
         n
@@ -863,7 +869,7 @@ where
             let big = upper_half_is_big(len, ticks_per_item_1024);
             return split_rest(folded, producer, len, block, big, 0);
         }
-        let n = block_items(block, len, min, F::PIECE_PER_BLOCK);
+        let n = block_items(block, len, min);
         if n == len {
             // The last block: fold the producer itself rather than split off an empty
             // rest (a split may cost a clone, as `repeat_n`'s does).
