@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use proptest::prelude::*;
 use sumac::iter::plumbing::{
     bridge, bridge_producer_consumer, bridge_unindexed, Consumer, Folder, Producer,
-    ProducerCallback, UnindexedConsumer, UnindexedProducer,
+    ProducerCallback, Reducer, UnindexedConsumer, UnindexedProducer,
 };
 use sumac::prelude::*;
 
@@ -747,6 +747,111 @@ fn drops_when_a_map_panics_midway() {
         // The pool still works.
         let sum: usize = pool.install(|| Evens { n: 1000 }.sum());
         assert_eq!(sum, (0..1000).map(|i| 2 * i).sum::<usize>());
+    }
+}
+
+/// A hand-written iterator that misuses the consumer it is given: it splits the consumer
+/// and then reduces the pieces' results in the wrong order, or leaves one out. Collecting
+/// it must panic (the count check), and every item must still be dropped exactly once:
+/// the collect reducer may merge two pieces only when the left one is full and the right
+/// one starts where it ends, or a merged result would claim slots that another piece
+/// owns. (That was a `debug_assert!`: in release builds, dropping the middle piece made
+/// collect drop its items twice and leak the last piece's; `cargo test --release` of
+/// this test caught it.)
+struct Misreduced<'a> {
+    n: usize,
+    misuse: Misuse,
+    ledger: &'a IdLedger,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Misuse {
+    /// Three pieces; the first and the last are reduced, the middle one is dropped.
+    DropTheMiddle,
+    /// Two pieces, reduced right before left.
+    Swap,
+}
+
+/// Drop counts per item.
+struct IdLedger {
+    drops: Vec<AtomicUsize>,
+}
+
+struct Tracked<'a> {
+    id: usize,
+    ledger: &'a IdLedger,
+}
+
+impl Drop for Tracked<'_> {
+    fn drop(&mut self) {
+        self.ledger.drops[self.id].fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// Runs a piece of the consumer over the items `ids`.
+fn fill<'a, C: Consumer<Tracked<'a>>>(
+    consumer: C,
+    ids: std::ops::Range<usize>,
+    ledger: &'a IdLedger,
+) -> C::Result {
+    consumer
+        .into_folder()
+        .consume_iter(ids.map(|id| Tracked { id, ledger }))
+        .complete()
+}
+
+impl<'a> ParallelIterator for Misreduced<'a> {
+    type Item = Tracked<'a>;
+
+    fn drive_unindexed<C: UnindexedConsumer<Self::Item>>(self, consumer: C) -> C::Result {
+        let (n, ledger) = (self.n, self.ledger);
+        match self.misuse {
+            Misuse::DropTheMiddle => {
+                let third = n / 3;
+                let (first, rest, reducer) = consumer.split_at(third);
+                let (middle, last, _) = rest.split_at(third);
+                let first = fill(first, 0..third, ledger);
+                drop(fill(middle, third..2 * third, ledger));
+                let last = fill(last, 2 * third..n, ledger);
+                reducer.reduce(first, last)
+            }
+            Misuse::Swap => {
+                let half = n / 2;
+                let (left, right, reducer) = consumer.split_at(half);
+                let left = fill(left, 0..half, ledger);
+                let right = fill(right, half..n, ledger);
+                reducer.reduce(right, left)
+            }
+        }
+    }
+
+    fn opt_len(&self) -> Option<usize> {
+        Some(self.n)
+    }
+}
+
+#[test]
+fn collecting_misreduced_pieces_panics_and_drops_every_item_once() {
+    const N: usize = 30;
+    for misuse in [Misuse::DropTheMiddle, Misuse::Swap] {
+        let ledger = IdLedger {
+            drops: (0..N).map(|_| AtomicUsize::new(0)).collect(),
+        };
+        let panicked = panics(|| {
+            Misreduced {
+                n: N,
+                misuse,
+                ledger: &ledger,
+            }
+            .collect::<Vec<_>>()
+        });
+        assert!(panicked, "{misuse:?}: collected without a panic");
+        let drops: Vec<usize> = ledger
+            .drops
+            .iter()
+            .map(|d| d.load(Ordering::Relaxed))
+            .collect();
+        assert_eq!(drops, [1; N], "{misuse:?}: drops per item");
     }
 }
 

@@ -188,12 +188,14 @@ impl<'c, T> Reducer<CollectResult<'c, T>> for CollectReducer {
         mut left: CollectResult<'c, T>,
         right: CollectResult<'c, T>,
     ) -> CollectResult<'c, T> {
-        // The windows are adjacent by construction; the items are contiguous only if the
-        // left window was filled completely.
-        if left.initialized == left.total {
-            debug_assert!(
-                mem::size_of::<T>() == 0 || left.start.0.wrapping_add(left.total) == right.start.0
-            );
+        // The items are contiguous only if the left window was filled completely and the
+        // right window starts where it ends. sumac's own drivers reduce adjacent pieces in
+        // order, but a hand-written iterator (`iter::plumbing`) may reduce them out of
+        // order or leave one out, and a merged result would then claim, and drop, slots
+        // that another piece owns: checked in every build. (Zero-sized items all share
+        // one address and have no slots to claim.)
+        if left.initialized == left.total && left.start.0.wrapping_add(left.total) == right.start.0
+        {
             left.total += right.total;
             left.initialized += right.initialized;
             mem::forget(right);
