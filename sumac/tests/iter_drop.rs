@@ -6,54 +6,11 @@ mod common;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use common::{IdLedger, Tracked};
 use sumac::prelude::*;
 
 fn pool() -> &'static sumac::ThreadPool {
     common::forced_split_pool()
-}
-
-/// Counts, per id, how many times an item was dropped.
-struct Ledger {
-    drops: Vec<AtomicUsize>,
-    created: AtomicUsize,
-}
-
-impl Ledger {
-    fn new(n: usize) -> Self {
-        Ledger {
-            drops: (0..n).map(|_| AtomicUsize::new(0)).collect(),
-            created: AtomicUsize::new(0),
-        }
-    }
-    fn make(&self, id: usize) -> Tracked<'_> {
-        self.created.fetch_add(1, Ordering::Relaxed);
-        Tracked { id, ledger: self }
-    }
-    /// Every item created was dropped exactly once.
-    fn assert_balanced(&self) {
-        let created = self.created.load(Ordering::Relaxed);
-        let mut dropped = 0;
-        for (id, d) in self.drops.iter().enumerate() {
-            let d = d.load(Ordering::Relaxed);
-            assert!(d <= 1, "item {id} dropped {d} times");
-            dropped += d;
-        }
-        assert_eq!(
-            dropped, created,
-            "{created} items created, {dropped} dropped"
-        );
-    }
-}
-
-struct Tracked<'a> {
-    id: usize,
-    ledger: &'a Ledger,
-}
-
-impl Drop for Tracked<'_> {
-    fn drop(&mut self) {
-        self.ledger.drops[self.id].fetch_add(1, Ordering::Relaxed);
-    }
 }
 
 const N: usize = 500;
@@ -65,7 +22,7 @@ fn quiet<R>(f: impl FnOnce() -> R) -> std::thread::Result<R> {
 #[test]
 fn vec_source_with_panicking_for_each() {
     for k in [0, 1, 17, 250, N - 1] {
-        let ledger = Ledger::new(N);
+        let ledger = IdLedger::new(N);
         let v: Vec<Tracked> = (0..N).map(|i| ledger.make(i)).collect();
         let r = quiet(|| {
             pool().install(|| {
@@ -78,14 +35,14 @@ fn vec_source_with_panicking_for_each() {
         });
         assert!(r.is_err());
         ledger.assert_balanced();
-        assert_eq!(ledger.created.load(Ordering::Relaxed), N);
+        assert_eq!(ledger.created(), N);
     }
 }
 
 #[test]
 fn vec_source_with_panicking_map_into_collect() {
     for k in [0, 3, 123, N - 1] {
-        let ledger = Ledger::new(N);
+        let ledger = IdLedger::new(N);
         let v: Vec<Tracked> = (0..N).map(|i| ledger.make(i)).collect();
         let r = quiet(|| {
             pool().install(|| {
@@ -102,7 +59,7 @@ fn vec_source_with_panicking_map_into_collect() {
 #[test]
 fn indexed_collect_with_panicking_map() {
     for k in [0, 9, 300, N - 1] {
-        let ledger = Ledger::new(N);
+        let ledger = IdLedger::new(N);
         let r = quiet(|| {
             pool().install(|| {
                 (0..N)
@@ -123,7 +80,7 @@ fn indexed_collect_with_panicking_map() {
 
 #[test]
 fn unindexed_collect_with_panicking_filter() {
-    let ledger = Ledger::new(N);
+    let ledger = IdLedger::new(N);
     let r = quiet(|| {
         pool().install(|| {
             (0..N)
@@ -144,7 +101,7 @@ fn unindexed_collect_with_panicking_filter() {
 
 #[test]
 fn flat_map_collect_with_a_panicking_inner_loop() {
-    let ledger = Ledger::new(N * 4);
+    let ledger = IdLedger::new(N * 4);
     let r = quiet(|| {
         pool().install(|| {
             (0..N)
@@ -176,7 +133,7 @@ fn zip_eq_panics_on_different_lengths() {
 
 #[test]
 fn arrays_and_drained_ranges_drop_every_item_once() {
-    let ledger = Ledger::new(40);
+    let ledger = IdLedger::new(40);
     let array: [Tracked; 8] = std::array::from_fn(|i| ledger.make(i));
     let ids: Vec<usize> = pool().install(|| array.into_par_iter().map(|t| t.id).collect());
     assert_eq!(ids, (0..8).collect::<Vec<_>>());
@@ -194,13 +151,13 @@ fn arrays_and_drained_ranges_drop_every_item_once() {
 
 #[test]
 fn vec_source_partially_consumed_drops_the_rest() {
-    let ledger = Ledger::new(N);
+    let ledger = IdLedger::new(N);
     let v: Vec<Tracked> = (0..N).map(|i| ledger.make(i)).collect();
     let found = pool().install(|| v.into_par_iter().find_first(|t| t.id == 10).map(|t| t.id));
     assert_eq!(found, Some(10));
     ledger.assert_balanced();
 
-    let ledger = Ledger::new(N + N / 2);
+    let ledger = IdLedger::new(N + N / 2);
     let v: Vec<Tracked> = (0..N).map(|i| ledger.make(i)).collect();
     let w: Vec<Tracked> = (0..N / 2).map(|i| ledger.make(N + i)).collect();
     let pairs = pool().install(|| {
@@ -214,11 +171,11 @@ fn vec_source_partially_consumed_drops_the_rest() {
 
 #[test]
 fn successful_collect_keeps_every_item_once() {
-    let ledger = Ledger::new(N);
+    let ledger = IdLedger::new(N);
     let v: Vec<Tracked> = (0..N).map(|i| ledger.make(i)).collect();
     let out: Vec<Tracked> = pool().install(|| v.into_par_iter().rev().collect());
     assert!(out.iter().rev().map(|t| t.id).eq(0..N));
-    assert!(ledger.drops.iter().all(|d| d.load(Ordering::Relaxed) == 0));
+    assert!(ledger.drops().iter().all(|&d| d == 0));
     drop(out);
     ledger.assert_balanced();
 }
@@ -317,10 +274,10 @@ fn skip_produces_and_drops_the_skipped_items() {
     }));
     assert!(result.is_err());
     // Owned items from a `Vec`: skipped ones are dropped once, none leaks.
-    let ledger = Ledger::new(N);
+    let ledger = IdLedger::new(N);
     let items: Vec<Tracked<'_>> = (0..N).map(|id| ledger.make(id)).collect();
     let kept = pool.install(|| items.into_par_iter().skip(123).count());
     assert_eq!(kept, N - 123);
     ledger.assert_balanced();
-    assert_eq!(ledger.created.load(Ordering::Relaxed), N);
+    assert_eq!(ledger.created(), N);
 }

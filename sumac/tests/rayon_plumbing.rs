@@ -21,7 +21,7 @@ use sumac::iter::plumbing::{
 use sumac::prelude::*;
 
 mod common;
-use common::{on_each, stress_pools as pools};
+use common::{on_each, stress_pools as pools, IdLedger, Tracked};
 
 /// The two trait impls that every hand-written indexed source below repeats, written as
 /// Rayon's documentation shows them (`Evens` and `Squares` spell them out in full):
@@ -772,22 +772,6 @@ enum Misuse {
     Swap,
 }
 
-/// Drop counts per item.
-struct IdLedger {
-    drops: Vec<AtomicUsize>,
-}
-
-struct Tracked<'a> {
-    id: usize,
-    ledger: &'a IdLedger,
-}
-
-impl Drop for Tracked<'_> {
-    fn drop(&mut self) {
-        self.ledger.drops[self.id].fetch_add(1, Ordering::Relaxed);
-    }
-}
-
 /// Runs a piece of the consumer over the items `ids`.
 fn fill<'a, C: Consumer<Tracked<'a>>>(
     consumer: C,
@@ -796,7 +780,7 @@ fn fill<'a, C: Consumer<Tracked<'a>>>(
 ) -> C::Result {
     consumer
         .into_folder()
-        .consume_iter(ids.map(|id| Tracked { id, ledger }))
+        .consume_iter(ids.map(|id| ledger.make(id)))
         .complete()
 }
 
@@ -834,9 +818,7 @@ impl<'a> ParallelIterator for Misreduced<'a> {
 fn collecting_misreduced_pieces_panics_and_drops_every_item_once() {
     const N: usize = 30;
     for misuse in [Misuse::DropTheMiddle, Misuse::Swap] {
-        let ledger = IdLedger {
-            drops: (0..N).map(|_| AtomicUsize::new(0)).collect(),
-        };
+        let ledger = IdLedger::new(N);
         let panicked = panics(|| {
             Misreduced {
                 n: N,
@@ -846,12 +828,7 @@ fn collecting_misreduced_pieces_panics_and_drops_every_item_once() {
             .collect::<Vec<_>>()
         });
         assert!(panicked, "{misuse:?}: collected without a panic");
-        let drops: Vec<usize> = ledger
-            .drops
-            .iter()
-            .map(|d| d.load(Ordering::Relaxed))
-            .collect();
-        assert_eq!(drops, [1; N], "{misuse:?}: drops per item");
+        assert_eq!(ledger.drops(), [1; N], "{misuse:?}: drops per item");
     }
 }
 

@@ -119,6 +119,66 @@ impl Drop for DropToken {
     }
 }
 
+/// Counts, per id, how many times an item was dropped.
+pub struct IdLedger {
+    drops: Vec<AtomicUsize>,
+    created: AtomicUsize,
+}
+
+impl IdLedger {
+    /// A ledger for the ids `0..n`.
+    pub fn new(n: usize) -> Self {
+        IdLedger {
+            drops: (0..n).map(|_| AtomicUsize::new(0)).collect(),
+            created: AtomicUsize::new(0),
+        }
+    }
+
+    pub fn make(&self, id: usize) -> Tracked<'_> {
+        self.created.fetch_add(1, Ordering::Relaxed);
+        Tracked { id, ledger: self }
+    }
+
+    /// How many items were made.
+    pub fn created(&self) -> usize {
+        self.created.load(Ordering::Relaxed)
+    }
+
+    /// How many times each id was dropped.
+    pub fn drops(&self) -> Vec<usize> {
+        self.drops
+            .iter()
+            .map(|d| d.load(Ordering::Relaxed))
+            .collect()
+    }
+
+    /// Every item created was dropped exactly once.
+    pub fn assert_balanced(&self) {
+        let created = self.created();
+        let mut dropped = 0;
+        for (id, d) in self.drops().into_iter().enumerate() {
+            assert!(d <= 1, "item {id} dropped {d} times");
+            dropped += d;
+        }
+        assert_eq!(
+            dropped, created,
+            "{created} items created, {dropped} dropped"
+        );
+    }
+}
+
+/// An item whose drops an [`IdLedger`] counts.
+pub struct Tracked<'a> {
+    pub id: usize,
+    ledger: &'a IdLedger,
+}
+
+impl Drop for Tracked<'_> {
+    fn drop(&mut self) {
+        self.ledger.drops[self.id].fetch_add(1, Ordering::Relaxed);
+    }
+}
+
 /// Number of threads of this process (Linux), to detect leaked threads.
 pub fn process_thread_count() -> usize {
     std::fs::read_dir("/proc/self/task")
