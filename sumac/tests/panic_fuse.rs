@@ -8,6 +8,8 @@ use std::time::{Duration, Instant};
 
 use sumac::prelude::*;
 
+mod common;
+
 /// Busy work for about `micros` microseconds.
 fn spin(micros: u64) {
     let start = Instant::now();
@@ -27,11 +29,7 @@ fn check_halts(run_loop: impl Fn(&(dyn Fn() + Sync)) + Sync) {
             default_hook(info);
         }
     }));
-    let pool = sumac::ThreadPoolBuilder::new()
-        .num_threads(4)
-        .heartbeat_interval(Duration::from_micros(1))
-        .build()
-        .unwrap();
+    let pool = common::stress_pool(4);
     for _ in 0..5 {
         let seen = AtomicUsize::new(0);
         let item = || {
@@ -133,11 +131,7 @@ impl Drop for SumOnDrop<'_> {
 fn a_loop_run_during_an_unwind_is_not_halted_by_it() {
     let expected: usize = (0..10_000usize).map(|x| x % 7).sum::<usize>()
         + (0..10_000usize).map(|x| (2 * x) % 7).sum::<usize>();
-    let pool = sumac::ThreadPoolBuilder::new()
-        .num_threads(2)
-        .heartbeat_interval(Duration::from_micros(1))
-        .build()
-        .unwrap();
+    let pool = common::stress_pool(2);
     for _ in 0..20 {
         let sum = AtomicUsize::new(0);
         let unwound = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
