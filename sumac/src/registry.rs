@@ -405,6 +405,11 @@ impl Registry {
         self.queue.push([job]);
     }
 
+    /// Wakes worker `index` if it sleeps (see [`crate::park`]).
+    pub(crate) fn wake_worker(&self, index: usize) {
+        self.queue.wake(index);
+    }
+
     /// Reports a panic from a `spawn`ed job: the pool's panic handler, or abort.
     pub(crate) fn handle_panic(&self, payload: PanicPayload) {
         match &self.panic_handler {
@@ -1352,6 +1357,29 @@ impl WorkerThread {
         }
     }
 
+    /// [`wait_until`](Self::wait_until), but gives up at `deadline`: returns whether
+    /// `done()` held.
+    pub(crate) fn wait_until_deadline(&self, done: impl Fn() -> bool, deadline: Instant) -> bool {
+        let mut idled = false;
+        let finished = loop {
+            if done() {
+                break true;
+            }
+            if Instant::now() >= deadline {
+                break done();
+            }
+            if self.run_pending_job(true) {
+                continue;
+            }
+            self.idle_until_deadline(&done, deadline);
+            idled = true;
+        };
+        if idled {
+            self.registry.queue.hand_off();
+        }
+        finished
+    }
+
     /// Runs one pending job, if there is one: this worker's newest own job (a fork not
     /// yet joined, or a spawned job), else the oldest job addressed to this worker, else,
     /// if `shared`, the oldest job of the shared queue. Returns whether it ran one.
@@ -1479,6 +1507,12 @@ impl WorkerThread {
     /// The idle phase: ask for work, spin briefly, sleep; returns when a job is queued,
     /// `done()` holds, or this worker was woken.
     fn idle_until(&self, done: &impl Fn() -> bool) {
+        self.idle_until_deadline(done, None::<Instant>);
+    }
+
+    /// [`idle_until`](Self::idle_until), sleeping at most until `deadline`.
+    fn idle_until_deadline(&self, done: &impl Fn() -> bool, deadline: impl Into<Option<Instant>>) {
+        let deadline = deadline.into();
         let registry = &*self.registry;
         let queue = &registry.queue;
         registry.enter_idle(self.index);
@@ -1492,7 +1526,16 @@ impl WorkerThread {
             // Sleeps are counted as they start, wake-ups as they end: a worker asleep
             // right now shows one sleep more than wake-ups.
             let counters = &self.shared().counters;
-            if queue.sleep(self.index, || !done(), || bump(&counters.sleeps, 1)) {
+            let slept = match deadline {
+                None => queue.sleep(self.index, || !done(), || bump(&counters.sleeps, 1)),
+                Some(deadline) => queue.sleep_until(
+                    self.index,
+                    || !done(),
+                    || bump(&counters.sleeps, 1),
+                    deadline,
+                ),
+            };
+            if slept {
                 bump(&counters.wakeups, 1);
                 #[cfg(feature = "trace")]
                 self.shared()

@@ -201,6 +201,37 @@ impl SharedQueue {
         true
     }
 
+    /// [`sleep`](Self::sleep), but wakes up by itself at `deadline` at the latest.
+    /// Returns whether it slept. On return the caller is counted as searching, as after
+    /// `sleep`.
+    pub(crate) fn sleep_until(
+        &self,
+        index: usize,
+        keep_waiting: impl Fn() -> bool,
+        falling_asleep: impl FnOnce(),
+        deadline: std::time::Instant,
+    ) -> bool {
+        let mut state = sync::lock(&self.state);
+        if !state.jobs.is_empty() || !state.inboxes[index].is_empty() || !keep_waiting() {
+            return false;
+        }
+        falling_asleep();
+        debug_assert!(!state.asleep[index]);
+        state.asleep[index] = true;
+        state.sleepers.push(index);
+        self.stop_searching();
+        while state.asleep[index] {
+            let now = std::time::Instant::now();
+            if now >= deadline {
+                // Nobody woke us: leave the sleepers as a waker would have taken us out.
+                self.wake_locked_if_asleep(&mut state, index);
+                break;
+            }
+            state = sync::wait_timeout(&self.wake_signals[index], state, deadline - now);
+        }
+        true
+    }
+
     /// Called by a worker that searched for work during a wait and leaves the wait
     /// without taking a job (its own fork finished meanwhile): a push may have counted on
     /// it and woken nobody, so wake a sleeper if jobs are queued and nobody else searches.

@@ -43,3 +43,25 @@ pub(crate) fn wait<'a, T>(condvar: &Condvar, guard: MutexGuard<'a, T>) -> MutexG
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 }
+
+/// Waits on `condvar` for at most `timeout`, ignoring poisoning (see [`lock`]). Under
+/// loom, which has no clock, it waits as [`wait`] does or returns at once (a spurious
+/// wake-up), which callers must handle anyway.
+pub(crate) fn wait_timeout<'a, T>(
+    condvar: &Condvar,
+    guard: MutexGuard<'a, T>,
+    timeout: std::time::Duration,
+) -> MutexGuard<'a, T> {
+    #[cfg(loom)]
+    {
+        let _ = timeout;
+        condvar.wait(guard).unwrap()
+    }
+    #[cfg(not(loom))]
+    {
+        condvar
+            .wait_timeout(guard, timeout)
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .0
+    }
+}
