@@ -37,6 +37,7 @@ use std::panic::{self, AssertUnwindSafe};
 use std::ptr::{self, NonNull};
 
 use crate::latch::Latch;
+use crate::policy::Stamp;
 use crate::shared_queue::SharedQueue;
 use crate::sync::AtomicU8;
 use std::sync::atomic::Ordering;
@@ -51,34 +52,6 @@ pub(crate) const TAKEN: u8 = 2;
 pub(crate) const DONE: u8 = 3;
 /// The owner took the job back out of the queue before anyone started it.
 pub(crate) const RECLAIMED: u8 = 4;
-
-/// `JobHeader::recorded_at` of a fork known to be big (a loop's measured half): share it
-/// at the next heartbeat, without waiting or rate limits.
-pub(crate) const SHARE_AT_ONCE: u64 = u64::MAX;
-
-/// `JobHeader::recorded_at` of a job that was never a fork on a worker's list (a closure
-/// injected from outside the pool, or a `spawn` from outside): a worker that takes it
-/// learns nothing about the size of the forks it will make.
-pub(crate) const NOT_A_FORK: u64 = u64::MAX - 1;
-
-/// `JobHeader::recorded_at` of a job that counts as having waited long enough already
-/// (a spawned job, or one of the first forks of a promoted job), but whose sharing is
-/// still rate-limited, unlike [`SHARE_AT_ONCE`].
-pub(crate) const LONG_AGO: u64 = u64::MAX - 2;
-
-/// Whether a job on a worker's list, stamped `recorded_at`, may be shared at heartbeat
-/// epoch `epoch`: a fork of unknown size only once it has waited through a whole
-/// interval, i.e. two ticks after the epoch it was recorded in.
-pub(crate) fn waited_long_enough(recorded_at: u64, epoch: u64) -> bool {
-    debug_assert_ne!(
-        recorded_at, NOT_A_FORK,
-        "only forks and spawned jobs are listed"
-    );
-    match recorded_at {
-        SHARE_AT_ONCE | LONG_AGO => true,
-        stamp => stamp.saturating_add(2) <= epoch,
-    }
-}
 
 /// A panic payload, as carried from the thread that caught it to the one that re-raises it.
 pub(crate) type PanicPayload = Box<dyn Any + Send + 'static>;
@@ -98,7 +71,7 @@ pub(crate) struct JobHeader {
     pub(crate) share: AtomicU8,
     /// The heartbeat epoch when the job was recorded: only jobs that have waited through
     /// a whole heartbeat interval are shared (owner thread only).
-    pub(crate) recorded_at: Cell<u64>,
+    pub(crate) recorded_at: Cell<Stamp>,
     /// Where the owner of a [`JoinFrame`] waits: written by the owner whenever the job
     /// leaves `LOCAL` (and not before, to keep the fork path short), read by its runner.
     owner: Cell<MaybeUninit<(NonNull<SharedQueue>, usize)>>,
@@ -112,7 +85,7 @@ impl JobHeader {
             older: Cell::new(None),
             newer: Cell::new(None),
             share: AtomicU8::new(LOCAL),
-            recorded_at: Cell::new(NOT_A_FORK),
+            recorded_at: Cell::new(Stamp::NOT_A_FORK),
             owner: Cell::new(MaybeUninit::uninit()),
         }
     }
@@ -357,15 +330,6 @@ where
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_fork_waits_two_ticks_unless_stamped_old_or_big() {
-        assert!(!waited_long_enough(5, 5));
-        assert!(!waited_long_enough(5, 6));
-        assert!(waited_long_enough(5, 7));
-        assert!(waited_long_enough(LONG_AGO, 0));
-        assert!(waited_long_enough(SHARE_AT_ONCE, 0));
-    }
 
     /// A panic that escapes a job aborts the process rather than unwinding on. The job
     /// runs in a child process (this test binary again, filtered to this test, with an

@@ -3,43 +3,10 @@
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::Ordering;
 
-use crate::job::{JoinFrame, PanicPayload, DONE, LOCAL, QUEUED, SHARE_AT_ONCE};
-use crate::registry::{self, WorkerThread};
-
-/// How many un-run forks a worker keeps on its list, at least (see
-/// [`recorded_forks_limit`]). A heartbeat shares the *oldest* fork, so forks made while
-/// this many older ones are waiting would not be shared anyway: they run as two direct
-/// calls, with nothing recorded. Each time a recorded fork is joined or shared, the next
-/// fork is recorded again.
-pub(crate) const MIN_RECORDED_FORKS: usize = 3;
-
-/// How many un-run plain forks a worker of a pool of `threads` keeps on its list: enough
-/// levels of a balanced tree of `join`s for one subtree per worker (log2 of `threads`,
-/// rounded up), at least [`MIN_RECORDED_FORKS`] and at most [`MAX_RECORDED_BIG_FORKS`]
-/// (the rescue slots), and 0 in a one-thread pool.
-///
-/// A worker whose first leaf runs long without forking is handed its recorded forks'
-/// work only through the rescue offers: a fork it made behind a full list is two direct
-/// calls that nobody can reach. With three slots on 16 threads, a tree of 16 sleeping
-/// 20 ms leaves ran its first two one after the other (40 ms; Rayon 20 ms). Pools of up
-/// to 8 threads keep three; a wider pool pays for one or two more recorded forks per
-/// subtree entered with an empty list.
-pub(crate) fn recorded_forks_limit(threads: usize) -> usize {
-    if threads <= 1 {
-        return 0;
-    }
-    let levels = threads.next_power_of_two().trailing_zeros() as usize;
-    levels.clamp(MIN_RECORDED_FORKS, MAX_RECORDED_BIG_FORKS)
-}
-
-/// How many un-run forks a worker keeps on its list when the newest one is known to be
-/// big (a loop half whose items it timed): up to this many, whatever the budget of plain
-/// forks. A loop of long items halves its pieces down to single items before it runs
-/// any (`LONG_ITEM_LEVELS` in `iter/plumbing.rs`), and a half that ran as direct calls
-/// behind a full list would hide its items behind the first one while the worker runs
-/// it without polling: with a list of three, 64 sleeping 20 ms items on 32 threads took
-/// three rounds (60.8 ms; Rayon 40.6 ms).
-pub(crate) const MAX_RECORDED_BIG_FORKS: usize = 8;
+use crate::job::{JoinFrame, PanicPayload, DONE, LOCAL, QUEUED};
+use crate::policy::Stamp;
+use crate::registry;
+use crate::worker::WorkerThread;
 
 /// Runs `a` and `b`, potentially in parallel, and returns both results.
 ///
@@ -154,7 +121,7 @@ where
     // that runs it: a thread registered by `use_current_thread` becomes its worker 0
     // only inside `join`, and a thread outside every pool hands both closures to the
     // global pool.
-    let caller = registry::calling_worker_addr();
+    let caller = crate::registration::calling_worker_addr();
     let migrated = move || WorkerThread::current().addr() != caller;
     join(
         move || {
@@ -245,9 +212,9 @@ where
 {
     worker.count_fork();
     let record = match size {
-        ForkSize::Unknown => worker.should_record(),
-        ForkSize::Big => worker.should_record_big(),
-        ForkSize::Small | ForkSize::RestOfLoop => worker.should_record_measured(),
+        ForkSize::Unknown => worker.records_fork(),
+        ForkSize::Big => worker.records_big_fork(),
+        ForkSize::Small | ForkSize::RestOfLoop => worker.records_measured_fork(),
     };
     if record {
         // Laid out away from the direct calls below: in a one-thread pool they are the
@@ -288,8 +255,10 @@ where
     let frame = JoinFrame::new(b);
     // A big `b` may be shared at the next heartbeat (see `WorkerThread::on_heartbeat`).
     let recorded_at = match size {
-        ForkSize::Big => SHARE_AT_ONCE,
-        ForkSize::Small | ForkSize::RestOfLoop => worker.registry().heartbeat_epoch(),
+        ForkSize::Big => Stamp::KNOWN_BIG,
+        ForkSize::Small | ForkSize::RestOfLoop => {
+            Stamp::at_tick(worker.registry().heartbeat_epoch())
+        }
         ForkSize::Unknown => worker.fork_stamp(),
     };
     frame.header().recorded_at.set(recorded_at);
@@ -367,38 +336,4 @@ where
 {
     drop(panic::catch_unwind(AssertUnwindSafe(b)));
     panic::resume_unwind(payload)
-}
-
-#[cfg(all(test, not(loom)))]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn wide_pools_record_one_fork_per_level_down_to_one_subtree_per_worker() {
-        let limits: Vec<(usize, usize)> = [1, 2, 4, 8, 9, 16, 17, 32, 33, 256, 257, 4096]
-            .into_iter()
-            .map(|threads| (threads, recorded_forks_limit(threads)))
-            .collect();
-        assert_eq!(
-            limits,
-            [
-                (1, 0),
-                (2, 3),
-                (4, 3),
-                (8, 3),
-                (9, 4),
-                (16, 4),
-                (17, 5),
-                (32, 5),
-                (33, 6),
-                (256, 8),
-                (257, 8),
-                (4096, 8)
-            ]
-        );
-        // A balanced tree that deep has a leaf for every worker.
-        for threads in 2..=256 {
-            assert!(1 << recorded_forks_limit(threads) >= threads, "{threads}");
-        }
-    }
 }

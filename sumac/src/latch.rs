@@ -7,8 +7,9 @@
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use crate::registry::{Registry, WorkerThread};
+use crate::registry::Registry;
 use crate::sync::{self, AtomicBool, AtomicUsize, Condvar, Mutex};
+use crate::worker::WorkerThread;
 
 /// A one-shot completion signal.
 pub(crate) trait Latch {

@@ -30,14 +30,18 @@
 #![warn(missing_docs)]
 
 mod broadcast;
+mod clock;
 mod configuration;
+mod heartbeat;
 mod job;
 mod job_list;
 mod join;
 mod latch;
 #[allow(dead_code)] // until its users (channels, task graphs, block_on) land
 mod park;
+mod policy;
 mod pool;
+mod registration;
 mod registry;
 mod scope;
 mod shared_queue;
@@ -45,6 +49,7 @@ mod spawn;
 mod stats;
 mod sync;
 mod thread_builder;
+mod worker;
 mod yielding;
 
 pub mod iter;
@@ -181,6 +186,8 @@ pub use crate::broadcast::{broadcast, spawn_broadcast, BroadcastContext};
 #[allow(deprecated)]
 pub use crate::configuration::{initialize, Configuration};
 pub use crate::join::{join, join_context, FnContext};
+#[doc(hidden)]
+pub use crate::policy::Mechanism;
 pub use crate::pool::{
     ThreadPool, ThreadPoolBuildError, ThreadPoolBuildErrorKind, ThreadPoolBuilder,
     DEFAULT_HEARTBEAT_INTERVAL,
@@ -191,7 +198,7 @@ pub use crate::stats::{PoolStats, WorkerStats};
 pub use crate::thread_builder::{CustomSpawn, DefaultSpawn, ThreadBuilder, ThreadSpawn};
 pub use crate::yielding::{yield_local, yield_now, Yield};
 
-use crate::registry::WorkerThread;
+use crate::worker::WorkerThread;
 
 /// The number of worker threads of the current pool: the pool of the calling worker, or
 /// the global pool when called from outside any pool.
@@ -213,7 +220,7 @@ pub fn current_num_threads() -> usize {
 /// ```
 pub fn current_thread_index() -> Option<usize> {
     // A thread made worker 0 by `use_current_thread` is worker 0 throughout.
-    registry::with_current_worker(None, WorkerThread::index)
+    registration::with_current_worker(None, WorkerThread::index)
 }
 
 /// The most worker threads a sumac pool may have: a larger
@@ -246,7 +253,7 @@ const MAX_NUM_THREADS: usize = 0xFFFF;
 /// });
 /// ```
 pub fn current_thread_has_pending_tasks() -> Option<bool> {
-    registry::with_current_worker(None, WorkerThread::has_pending_jobs)
+    registration::with_current_worker(None, WorkerThread::has_pending_jobs)
 }
 
 /// The counters of the global pool (starting it if needed); see [`ThreadPool::stats`].
@@ -259,68 +266,14 @@ pub fn global_stats() -> PoolStats {
     registry::global_registry().stats()
 }
 
-/// Runs `op` on a worker of the current pool, or installs it on the global pool when
-/// called from outside any pool (crate-internal entry point of parallel iterators).
-#[allow(dead_code)]
-pub(crate) fn in_worker<OP, R>(op: OP) -> R
-where
-    OP: FnOnce() -> R + Send,
-    R: Send,
-{
-    registry::in_worker(|_| op())
-}
-
-/// [`in_worker`] for an algorithm with a better sequential version: `op` learns whether
-/// the worker's pool has a single thread, where nothing could ever run in parallel.
+/// Runs `op` on a worker of the current pool (the global pool from outside any) for an
+/// algorithm with a better sequential version: `op` learns whether the worker's pool has
+/// a single thread, where nothing could ever run in parallel (unless the pool forces
+/// splits, a testing aid).
 pub(crate) fn in_worker_single_aware<OP, R>(op: OP) -> R
 where
     OP: FnOnce(bool) -> R + Send,
     R: Send,
 {
-    registry::in_worker(|worker| op(worker.solo))
-}
-
-/// A cheap handle on the current worker's heartbeat flag, for loops that split their
-/// remaining iterations when a heartbeat asks for work (crate-internal).
-#[allow(dead_code)]
-pub(crate) struct HeartbeatPoll {
-    flag: std::ptr::NonNull<std::sync::atomic::AtomicBool>,
-    /// Tied to the thread whose worker owns the flag.
-    _not_send: std::marker::PhantomData<*const ()>,
-}
-
-#[allow(dead_code)]
-impl HeartbeatPoll {
-    /// The poll handle for the calling thread (never fires outside a pool).
-    pub(crate) fn current() -> Self {
-        static NEVER: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-        // SAFETY: a non-null thread-local pointer refers to this thread's live worker.
-        let flag = match unsafe { WorkerThread::current().as_ref() } {
-            Some(worker) => std::ptr::NonNull::from(&worker.shared().heartbeat),
-            None => std::ptr::NonNull::from(&NEVER),
-        };
-        HeartbeatPoll {
-            flag,
-            _not_send: std::marker::PhantomData,
-        }
-    }
-
-    /// True when a heartbeat (or an idle worker's request) is pending: the caller should
-    /// fork part of its remaining work with [`join`] now; the join's own poll then
-    /// promotes the oldest pending fork of this worker.
-    #[inline(always)]
-    pub(crate) fn pending(&self) -> bool {
-        // SAFETY: the flag lives in the registry of this thread's worker (kept alive by
-        // the worker for the life of the thread) or is a static; the handle is `!Send`.
-        unsafe { self.flag.as_ref() }.load(std::sync::atomic::Ordering::Relaxed)
-    }
-
-    /// Handles a pending heartbeat without forking: the worker shares its oldest pending
-    /// forks if anyone waits for work (for a loop that has nothing new to fork).
-    pub(crate) fn serve(&self) {
-        // SAFETY: a non-null thread-local pointer refers to this thread's live worker.
-        if let Some(worker) = unsafe { WorkerThread::current().as_ref() } {
-            worker.poll_heartbeat();
-        }
-    }
+    registry::in_worker(|worker| op(worker.solo && worker.registry().forced_splits == 0))
 }

@@ -28,7 +28,8 @@ use std::sync::Arc;
 use std::thread::{self, Thread};
 use std::time::Instant;
 
-use crate::registry::{Registry, WorkerThread};
+use crate::registry::Registry;
+use crate::worker::WorkerThread;
 
 /// Wakes one waiter (see the module documentation): cheap to clone, `Send` and `Sync`.
 #[derive(Clone, Debug)]

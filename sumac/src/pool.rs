@@ -8,9 +8,12 @@ use std::panic::{self, AssertUnwindSafe};
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::registry::{self, Registry, WorkerThread};
+use crate::policy::{Mechanism, Mechanisms};
+use crate::registration;
+use crate::registry::{self, Registry};
 use crate::stats::PoolStats;
 use crate::thread_builder::{CustomSpawn, DefaultSpawn, ThreadBuilder, ThreadSpawn};
+use crate::worker::WorkerThread;
 use crate::{join, scope, spawn, Scope};
 
 /// The type of a pool's panic handler.
@@ -55,6 +58,10 @@ pub struct ThreadPoolBuilder<S = DefaultSpawn> {
     start_handler: Option<Box<ThreadHandler>>,
     exit_handler: Option<Box<ThreadHandler>>,
     use_current_thread: bool,
+    /// Mechanisms switched on or off by [`mechanism`](Self::mechanism), in call order.
+    mechanism_overrides: Vec<(Mechanism, bool)>,
+    /// See [`force_splits`](Self::force_splits).
+    forced_splits: u32,
     spawn: S,
 }
 
@@ -69,6 +76,8 @@ impl Default for ThreadPoolBuilder {
             start_handler: None,
             exit_handler: None,
             use_current_thread: false,
+            mechanism_overrides: Vec::new(),
+            forced_splits: 0,
             spawn: DefaultSpawn,
         }
     }
@@ -85,6 +94,8 @@ impl<S> fmt::Debug for ThreadPoolBuilder<S> {
             .field("start_handler", &self.start_handler.is_some())
             .field("exit_handler", &self.exit_handler.is_some())
             .field("use_current_thread", &self.use_current_thread)
+            .field("mechanism_overrides", &self.mechanism_overrides)
+            .field("forced_splits", &self.forced_splits)
             .finish()
     }
 }
@@ -99,6 +110,8 @@ pub(crate) struct Config {
     pub(crate) start_handler: Option<Box<ThreadHandler>>,
     pub(crate) exit_handler: Option<Box<ThreadHandler>>,
     pub(crate) use_current_thread: bool,
+    pub(crate) mechanisms: Mechanisms,
+    pub(crate) forced_splits: u32,
 }
 
 impl ThreadPoolBuilder {
@@ -386,6 +399,8 @@ impl<S> ThreadPoolBuilder<S> {
             start_handler: self.start_handler,
             exit_handler: self.exit_handler,
             use_current_thread: self.use_current_thread,
+            mechanism_overrides: self.mechanism_overrides,
+            forced_splits: self.forced_splits,
             spawn: CustomSpawn::new(spawn),
         }
     }
@@ -455,6 +470,24 @@ impl<S> ThreadPoolBuilder<S> {
     pub fn breadth_first(self) -> Self {
         self
     }
+
+    /// Switches one of the scheduler's heuristics on or off, to measure what it does
+    /// (see `sumac/src/policy.rs`; `SUMAC_MECHANISMS=-name,...` does the same for every
+    /// pool, and this call overrides it). Not a stable interface.
+    #[doc(hidden)]
+    pub fn mechanism(mut self, mechanism: Mechanism, on: bool) -> Self {
+        self.mechanism_overrides.push((mechanism, on));
+        self
+    }
+
+    /// A testing aid: makes the pool's parallel loops split on average once every
+    /// `every` blocks of at most three items, whether or not a worker asks for work (0,
+    /// the default, turns it off). Not a stable interface.
+    #[doc(hidden)]
+    pub fn force_splits(mut self, every: u32) -> Self {
+        self.forced_splits = every;
+        self
+    }
 }
 
 impl<S: ThreadSpawn> ThreadPoolBuilder<S> {
@@ -516,6 +549,23 @@ impl<S: ThreadSpawn> ThreadPoolBuilder<S> {
             n => n,
         }
         .min(crate::max_num_threads());
+        let mut mechanisms = match std::env::var(MECHANISMS_VARIABLE) {
+            Ok(list) => {
+                Mechanisms::default()
+                    .apply(&list)
+                    .map_err(|message| ThreadPoolBuildError {
+                        kind: ThreadPoolBuildErrorKind::InvalidMechanisms,
+                        source: Some(io::Error::new(
+                            io::ErrorKind::InvalidInput,
+                            format!("{MECHANISMS_VARIABLE}: {message}"),
+                        )),
+                    })?
+            }
+            Err(_) => Mechanisms::default(),
+        };
+        for &(mechanism, on) in &self.mechanism_overrides {
+            mechanisms = mechanisms.with(mechanism, on);
+        }
         let config = Config {
             num_threads,
             heartbeat_interval: self.heartbeat_interval,
@@ -527,10 +577,15 @@ impl<S: ThreadSpawn> ThreadPoolBuilder<S> {
             start_handler: self.start_handler,
             exit_handler: self.exit_handler,
             use_current_thread: self.use_current_thread,
+            mechanisms,
+            forced_splits: self.forced_splits,
         };
         Ok((config, self.spawn))
     }
 }
+
+/// The environment variable that switches mechanisms off (or on) in every pool.
+const MECHANISMS_VARIABLE: &str = "SUMAC_MECHANISMS";
 
 /// The thread count `num_threads(0)` stands for: `SUMAC_NUM_THREADS` if it holds a
 /// positive number, else one per available core. (Rayon also ignores a malformed
@@ -570,6 +625,9 @@ pub enum ThreadPoolBuildErrorKind {
     /// [`ThreadPoolBuilder::use_current_thread`] on a thread that is already a worker of
     /// a pool.
     CurrentThreadAlreadyInPool,
+    /// `SUMAC_MECHANISMS` names a mechanism that does not exist (the error's source says
+    /// which).
+    InvalidMechanisms,
 }
 
 /// The error of [`ThreadPoolBuilder::build`] and [`ThreadPoolBuilder::build_global`].
@@ -646,6 +704,10 @@ impl fmt::Display for ThreadPoolBuildError {
             }
             (ThreadPoolBuildErrorKind::CurrentThreadAlreadyInPool, _) => {
                 f.write_str("The current thread is already part of another thread pool.")
+            }
+            (ThreadPoolBuildErrorKind::InvalidMechanisms, Some(error)) => error.fmt(f),
+            (ThreadPoolBuildErrorKind::InvalidMechanisms, None) => {
+                f.write_str("SUMAC_MECHANISMS names an unknown mechanism.")
             }
         }
     }
@@ -777,7 +839,7 @@ impl ThreadPool {
         // A thread registered by `use_current_thread` waits as its own pool's worker 0
         // (whichever pool this is), as `install` does: the jobs it waits for may need
         // that worker (an `install` into its pool, a `broadcast` on it).
-        registry::with_registered_worker(None, |_| {
+        registration::with_registered_worker(None, |_| {
             crate::scope::in_place_scope_in(&self.registry, op)
         })
     }
@@ -871,7 +933,7 @@ impl ThreadPool {
         OP: FnOnce(&crate::ScopeFifo<'scope>) -> R,
     {
         // As in `in_place_scope`: a registered thread waits as its pool's worker 0.
-        registry::with_registered_worker(None, |_| {
+        registration::with_registered_worker(None, |_| {
             crate::scope::in_place_scope_fifo_in(&self.registry, op)
         })
     }
@@ -890,7 +952,7 @@ impl ThreadPool {
     /// });
     /// ```
     pub fn current_thread_has_pending_tasks(&self) -> Option<bool> {
-        registry::with_current_worker(Some(&self.registry), WorkerThread::has_pending_jobs)
+        registration::with_current_worker(Some(&self.registry), WorkerThread::has_pending_jobs)
     }
 
     /// [`broadcast`](crate::broadcast()) on this pool: runs `op` once on every worker
@@ -909,7 +971,7 @@ impl ThreadPool {
         R: Send,
     {
         // As in `in_place_scope`: a registered thread waits as its pool's worker 0.
-        registry::with_registered_worker(None, |_| {
+        registration::with_registered_worker(None, |_| {
             crate::broadcast::broadcast_in(&self.registry, &op)
         })
     }
@@ -1000,7 +1062,7 @@ impl ThreadPool {
     /// assert!(pool.install(|| pool.current_thread_index()).unwrap() < 2);
     /// ```
     pub fn current_thread_index(&self) -> Option<usize> {
-        registry::with_current_worker(Some(&self.registry), WorkerThread::index)
+        registration::with_current_worker(Some(&self.registry), WorkerThread::index)
     }
 
     /// Per-worker counters: forks, heartbeats, promotions, shared jobs run, sleeps and
@@ -1047,7 +1109,7 @@ impl ThreadPool {
 impl Drop for ThreadPool {
     fn drop(&mut self) {
         self.registry.terminate();
-        registry::unregister_current_thread(&self.registry);
+        registration::unregister_current_thread(&self.registry);
         self.registry.join_threads();
     }
 }

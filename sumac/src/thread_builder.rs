@@ -14,7 +14,8 @@ use std::io;
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
-use crate::registry::{worker_main, Registry};
+use crate::registry::Registry;
+use crate::worker::worker_main;
 
 /// The state a worker thread needs to run: handed to a
 /// [`spawn_handler`](crate::ThreadPoolBuilder::spawn_handler), which must call

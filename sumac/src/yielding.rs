@@ -78,7 +78,7 @@ pub fn yield_local() -> Option<Yield> {
 /// `None`).
 pub(crate) fn yield_on(pool: Option<&Registry>, shared: bool) -> Option<Yield> {
     // A thread made worker 0 by `use_current_thread` yields as that worker.
-    crate::registry::with_current_worker(pool, |worker| {
+    crate::registration::with_current_worker(pool, |worker| {
         if worker.run_pending_job(shared) {
             Yield::Executed
         } else {

@@ -2,6 +2,8 @@
 //! every split point (and every pair of split points), processing the pieces in either
 //! order gives the sequential sequence; iterating backwards gives it reversed.
 
+mod common;
+
 use std::fmt::Debug;
 
 use sumac::iter::plumbing::{Producer, ProducerCallback};
@@ -122,7 +124,7 @@ where
 }
 
 fn setup() {
-    sumac::iter::plumbing::hooks::force_splits(2);
+    common::force_splits_in_global_pool(2);
 }
 
 #[test]

@@ -18,7 +18,7 @@ use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{mpsc, Barrier};
 
-use common::{fib, fib_seq, panic_message, stress_pool, DropCounter};
+use common::{fib, fib_seq, forced_split_stress_pool, panic_message, stress_pool, DropCounter};
 use sumac::prelude::*;
 
 /// The size of the inputs: small under Miri (an interpreter), larger natively.
@@ -33,9 +33,8 @@ const fn size(miri: usize, native: usize) -> usize {
 /// Runs `check` on a 2-thread and a 3-thread pool with a 1 µs heartbeat, with loops
 /// forced to split.
 fn on_sharing_pools(check: impl Fn(&sumac::ThreadPool)) {
-    sumac::iter::plumbing::hooks::force_splits(2);
     for threads in [2, 3] {
-        let pool = stress_pool(threads);
+        let pool = forced_split_stress_pool(threads, 2);
         check(&pool);
     }
 }
@@ -231,9 +230,8 @@ fn spawned_and_broadcast_jobs_run_and_are_dropped_once() {
 
 #[test]
 fn pools_install_into_each_other_and_drop_with_work_in_flight() {
-    sumac::iter::plumbing::hooks::force_splits(2);
-    let a = stress_pool(2);
-    let b = stress_pool(2);
+    let a = forced_split_stress_pool(2, 2);
+    let b = forced_split_stress_pool(2, 2);
     let total = a.install(|| {
         let (x, y) = sumac::join(
             || b.install(|| a.install(|| fib(8))),

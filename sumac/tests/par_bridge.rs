@@ -89,9 +89,9 @@ fn a_slow_source_spreads_over_workers() {
 #[test]
 fn a_long_bridge_keeps_its_nesting_bounded() {
     // The same forcing as the shared pool of this binary (it is process-wide).
-    sumac::iter::plumbing::hooks::force_splits(3);
     let pool = sumac::ThreadPoolBuilder::new()
         .num_threads(4)
+        .force_splits(3)
         .heartbeat_interval(std::time::Duration::from_micros(1))
         .stack_size(STACK)
         .build()

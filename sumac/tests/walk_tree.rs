@@ -66,9 +66,9 @@ proptest! {
 /// its forks stay few.
 #[test]
 fn deep_trees_walk_on_small_stacks() {
-    sumac::iter::plumbing::hooks::force_splits(3);
     let pool = sumac::ThreadPoolBuilder::new()
         .num_threads(4)
+        .force_splits(3)
         .heartbeat_interval(Duration::from_micros(1))
         .stack_size(96 * 1024)
         .build()

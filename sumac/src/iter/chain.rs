@@ -29,12 +29,10 @@ where
         let Chain { a, b } = self;
         let (left, right, reducer) = consumer.split_at(a.index_span());
         // Both parts run as a fork pair: `b` is the pending fork while `a` runs.
-        let (ra, rb) = crate::in_worker(move || {
-            crate::join(
-                move || a.drive_unindexed(left),
-                move || b.drive_unindexed(right),
-            )
-        });
+        let (ra, rb) = crate::join(
+            move || a.drive_unindexed(left),
+            move || b.drive_unindexed(right),
+        );
         reducer.reduce(ra, rb)
     }
 

@@ -49,6 +49,7 @@ mod char_range;
 mod chunks;
 mod collect;
 pub mod collections;
+mod driver;
 mod extend;
 mod filter;
 pub(crate) mod find;

@@ -29,13 +29,11 @@ use std::iter::Fuse;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
 
+use super::driver::LoopPoll;
 use super::plumbing::{self, Folder, Reducer, UnindexedConsumer, UnindexedFold};
 use super::ParallelIterator;
 use crate::join::{join_hinted, ForkSize};
-use crate::HeartbeatPoll;
-
-/// The most items a puller takes from the source per lock.
-const MAX_PULL_BLOCK: usize = 256;
+use crate::policy::MAX_PULL_BLOCK;
 
 /// Conversion of a sequential iterator into a parallel one: `iter.par_bridge()`.
 ///
@@ -136,7 +134,7 @@ where
     I::Item: Send,
     C: UnindexedConsumer<I::Item>,
 {
-    let poll = HeartbeatPoll::current();
+    let poll = LoopPoll::current();
     let mut folder = UnindexedFold::new(consumer);
     let mut block = 1usize;
     let mut items = Vec::new();
@@ -145,7 +143,7 @@ where
         if folder.full() {
             return folder.complete();
         }
-        if poll.pending() || plumbing::hooks::force_split() {
+        if poll.asked() {
             let sibling_running =
                 sibling_started.is_none_or(|started| started.load(Ordering::Relaxed));
             if sibling_running
@@ -168,11 +166,13 @@ where
         if items.is_empty() {
             return folder.complete();
         }
-        let start = plumbing::clock::ticks();
+        let start = crate::clock::ticks();
         folder = folder.consume_iter(items.drain(..));
         folded_a_block = true;
-        let ticks = plumbing::clock::ticks().wrapping_sub(start);
-        block = plumbing::adapt(block, ticks).min(MAX_PULL_BLOCK);
+        let ticks = crate::clock::ticks().wrapping_sub(start);
+        block = crate::clock::loop_ticks()
+            .next_block(block, ticks)
+            .min(MAX_PULL_BLOCK);
     }
 }
 

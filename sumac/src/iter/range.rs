@@ -167,12 +167,10 @@ pub(crate) fn drive_long<T: RangeInteger, C: Consumer<T>>(
     }
     let half = len / 2;
     let (left, right, reducer) = consumer.split_at(usize::try_from(half).unwrap_or(usize::MAX / 2));
-    let (l, r) = crate::in_worker(move || {
-        crate::join(
-            move || drive_long(start, half, left),
-            move || drive_long(start.add_u128(half), len - half, right),
-        )
-    });
+    let (l, r) = crate::join(
+        move || drive_long(start, half, left),
+        move || drive_long(start.add_u128(half), len - half, right),
+    );
     reducer.reduce(l, r)
 }
 

@@ -53,14 +53,10 @@ fn drive<T: RangeInteger, C: Consumer<T>>(range: RangeInclusive<T>, consumer: C)
             // The whole 128-bit range: `start..end` then `end`.
             let end = *range.end();
             let (left, right, reducer) = consumer.split_at(usize::MAX - 1);
-            let (l, r) = crate::in_worker(move || {
-                crate::join(
-                    move || drive_long(start, n, left),
-                    move || {
-                        bridge_producer_consumer(1, RangeProducer { start: end, len: 1 }, right)
-                    },
-                )
-            });
+            let (l, r) = crate::join(
+                move || drive_long(start, n, left),
+                move || bridge_producer_consumer(1, RangeProducer { start: end, len: 1 }, right),
+            );
             reducer.reduce(l, r)
         }
     }

@@ -24,10 +24,10 @@
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
+use super::driver::LoopPoll;
 use super::plumbing::{self, Consumer, Folder, Reducer, UnindexedConsumer};
 use super::ParallelIterator;
 use crate::join::{join_hinted, ForkSize};
-use crate::HeartbeatPoll;
 
 /// A parallel iterator over the pieces of `data`: the scheduler calls `splitter` on a
 /// piece when it wants more parallelism; `splitter` returns the two halves, in order, or
@@ -169,8 +169,8 @@ where
     }
     let eager = budget > 1;
     let wanted = !eager && shared.workers > 1 && {
-        let poll = HeartbeatPoll::current();
-        let asked = poll.pending() || plumbing::hooks::force_split();
+        let poll = LoopPoll::current();
+        let asked = poll.asked();
         let free = last_fork_started.is_none_or(|started| started.load(Ordering::Relaxed))
             && shared.pieces.load(Ordering::Relaxed) < shared.workers;
         if asked && !free {

@@ -21,10 +21,10 @@
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
+use super::driver::LoopPoll;
 use super::plumbing::{self, Reducer, UnindexedConsumer, UnindexedFold};
 use super::ParallelIterator;
 use crate::join::{join_hinted, ForkSize};
-use crate::HeartbeatPoll;
 
 /// Walks the tree under `root` in prefix order: each node before its children, children
 /// in the order `children_of` gives them.
@@ -189,7 +189,7 @@ where
     I: IntoIterator<Item = S>,
     C: UnindexedConsumer<S>,
 {
-    let poll = HeartbeatPoll::current();
+    let poll = LoopPoll::current();
     let mut folder = UnindexedFold::new(consumer);
     let mut worked = false;
     while let Some(work) = stack.pop() {
@@ -197,7 +197,7 @@ where
             break;
         }
         let may_fork = worked && forks_left > 0 && !stack.is_empty();
-        if may_fork && (poll.pending() || plumbing::hooks::force_split()) {
+        if may_fork && (poll.asked()) {
             let sibling_running =
                 sibling_started.is_none_or(|started| started.load(Ordering::Relaxed));
             if sibling_running && shared.pieces.load(Ordering::Relaxed) < shared.max_pieces {

@@ -33,8 +33,7 @@ pub fn current_thread_stress_pool(threads: usize) -> sumac::ThreadPool {
         .expect("build pool")
 }
 
-/// Pools of 1, 2 and 4 threads with a 1 µs heartbeat, built once per test binary (no
-/// forced splits: that hook is process-wide).
+/// Pools of 1, 2 and 4 threads with a 1 µs heartbeat, built once per test binary.
 pub fn stress_pools() -> &'static [sumac::ThreadPool] {
     static POOLS: std::sync::OnceLock<Vec<sumac::ThreadPool>> = std::sync::OnceLock::new();
     POOLS.get_or_init(|| [1, 2, 4].into_iter().map(stress_pool).collect())
@@ -53,13 +52,30 @@ where
 }
 
 /// A shared 4-thread pool with a 1 µs heartbeat in which parallel loops are also forced
-/// to split every few items (debug builds), for the iterator property tests.
+/// to split every few items, for the iterator property tests.
 pub fn forced_split_pool() -> &'static sumac::ThreadPool {
     static POOL: std::sync::OnceLock<sumac::ThreadPool> = std::sync::OnceLock::new();
-    POOL.get_or_init(|| {
-        sumac::iter::plumbing::hooks::force_splits(3);
-        stress_pool(4)
-    })
+    POOL.get_or_init(|| forced_split_stress_pool(4, 3))
+}
+
+/// A pool of `threads` workers with a 1 µs heartbeat whose loops split, on average, once
+/// every `every` blocks of at most three items.
+pub fn forced_split_stress_pool(threads: usize, every: u32) -> sumac::ThreadPool {
+    sumac::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .heartbeat_interval(Duration::from_micros(1))
+        .force_splits(every)
+        .build()
+        .expect("build pool")
+}
+
+/// Makes the global pool force loop splits (once every `every` blocks), for tests that
+/// run parallel iterators from the test thread. Call it before anything starts the global
+/// pool; later calls (the pool exists already) change nothing.
+pub fn force_splits_in_global_pool(every: u32) {
+    let _ = sumac::ThreadPoolBuilder::new()
+        .force_splits(every)
+        .build_global();
 }
 
 /// Plain fork-join fibonacci.

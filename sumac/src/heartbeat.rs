@@ -1,0 +1,239 @@
+//! The heartbeat thread: ticks while some workers are busy and some idle, and rescues
+//! the forks of workers that stopped polling (see `SCHEDULER.md`).
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Condvar, Mutex, PoisonError};
+use std::thread::{self};
+use std::time::Instant;
+
+use crate::job_list::RescueSlot;
+use crate::stats::bump;
+
+#[cfg(all(target_os = "linux", not(miri), not(loom)))]
+use crate::policy::HEARTBEAT_TIMER_SLACK_NS;
+use crate::policy::{Mechanism, RESCUE_AFTER_TICKS, SHORTEST_TIMED_WAIT};
+use crate::registry::Registry;
+use crate::worker::RESCUE_SLOTS;
+
+/// The heartbeat thread's parking spot.
+pub(crate) struct HeartbeatPark {
+    pub(crate) parked: AtomicBool,
+    pub(crate) lock: Mutex<()>,
+    pub(crate) signal: Condvar,
+}
+
+impl HeartbeatPark {
+    /// Wakes the heartbeat thread if it waits (taking the lock it checks its condition
+    /// under, so that the wake-up cannot fall between its check and its wait).
+    pub(crate) fn notify(&self) {
+        let _guard = self.lock.lock().unwrap_or_else(PoisonError::into_inner);
+        self.signal.notify_all();
+    }
+}
+
+/// The heartbeat thread: ticks while some workers are busy and some idle, parks otherwise.
+///
+/// Ticks are at least one interval apart, counted from the previous tick, not from the
+/// end of a park: after a park of a whole interval or more (every worker was busy), the
+/// first tick comes at once. A fork recorded during the park carries the epoch of the
+/// last tick before it, so this immediate tick still happens after the fork was
+/// recorded, and the fork is shared at the tick after it, one whole interval later: the
+/// rule "shared only after waiting through a whole interval" holds, and a worker that
+/// runs out of work after a busy phase waits one interval for a fork instead of two.
+pub(crate) fn heartbeat_main(registry: &Registry) {
+    if registry.mechanisms.has(Mechanism::TimerSlack) {
+        wake_on_time();
+    }
+    let park = &registry.heartbeat_park;
+    let mut last_tick = Instant::now();
+    let mut quiet = vec![QuietWorker::default(); registry.workers.len()];
+    loop {
+        {
+            let mut guard = park.lock.lock().unwrap_or_else(PoisonError::into_inner);
+            loop {
+                if registry.is_terminating() {
+                    return;
+                }
+                if registry.heartbeat_useful() {
+                    break;
+                }
+                park.parked.store(true, Ordering::SeqCst);
+                // Re-check after announcing we park: `enter_idle`/`leave_idle` change the
+                // idle count first and then look at `parked` (both sequentially consistent).
+                if registry.heartbeat_useful() || registry.is_terminating() {
+                    park.parked.store(false, Ordering::SeqCst);
+                    continue;
+                }
+                guard = park
+                    .signal
+                    .wait(guard)
+                    .unwrap_or_else(PoisonError::into_inner);
+                park.parked.store(false, Ordering::SeqCst);
+                // Workers polled unflagged meanwhile: count quiet ticks afresh.
+                quiet.fill(QuietWorker::default());
+            }
+        }
+        pause_until(registry, last_tick.checked_add(registry.heartbeat_interval));
+        if registry.is_terminating() {
+            return;
+        }
+        last_tick = Instant::now();
+        let ticks = registry.epoch_ticks.load(Ordering::Relaxed);
+        registry.epoch_ticks.store(ticks + 1, Ordering::Relaxed);
+        if registry.mechanisms.has(Mechanism::Rescue) {
+            rescue_quiet_workers(registry, &mut quiet);
+        }
+        for worker in registry.workers.iter() {
+            if !worker.heartbeat.load(Ordering::Relaxed) {
+                worker.heartbeat.store(true, Ordering::Relaxed);
+            }
+        }
+    }
+}
+
+/// Asks the OS to end the calling thread's timed waits within
+/// [`HEARTBEAT_TIMER_SLACK_NS`] of their deadline (`timer-slack`). Linux lets a timed
+/// wait overrun by the thread's *timer slack*, 50 µs by default, to batch wake-ups, which
+/// would stretch every interval. The thread waits on a timer only while some workers are
+/// busy and some idle; otherwise it parks without a timeout, so an idle pool never wakes.
+fn wake_on_time() {
+    #[cfg(all(target_os = "linux", not(miri), not(loom)))]
+    {
+        // SAFETY: PR_SET_TIMERSLACK takes one unsigned long (the slack in nanoseconds)
+        // and changes only the calling thread's timer slack; it reads and writes no
+        // memory of ours. A failure (an old kernel) leaves the default slack, which is
+        // only slower.
+        unsafe {
+            libc::prctl(
+                libc::PR_SET_TIMERSLACK,
+                HEARTBEAT_TIMER_SLACK_NS as libc::c_ulong,
+            );
+        }
+    }
+}
+
+/// What the heartbeat thread saw of a worker at the previous tick.
+#[derive(Clone, Copy, Default)]
+struct QuietWorker {
+    /// The worker's counts of handled heartbeats and of forks (`None` after a park, when
+    /// they are not yet known).
+    handled: Option<(u64, u64)>,
+    /// The jobs in its rescue slots (compared by address only, never dereferenced; 0
+    /// for an empty slot).
+    offered: [usize; RESCUE_SLOTS],
+    /// Consecutive ticks at which none of these had changed, with a job on offer.
+    ticks: u32,
+}
+
+/// The heartbeat thread's side of the rescue protocol (see [`RescueSlot`]): a worker
+/// whose counts of handled heartbeats and of forks have not moved for
+/// [`RESCUE_AFTER_TICKS`] ticks, while the same forks sat in its offer, has neither
+/// polled its (raised) flag nor forked since: it is deep in code that makes no forks.
+/// (The fork count also tells a fork offered again at the same stack address, by a
+/// worker that forks without handling a heartbeat, from one that sat there.) While some
+/// workers wait for work, its offered forks are claimed and shared through the queue,
+/// one per waiting worker, as its own heartbeat would have promoted them. Slots are
+/// taken in order, which is the order the forks were recorded in unless a promotion
+/// freed a slot below a younger fork.
+fn rescue_quiet_workers(registry: &Registry, quiet: &mut [QuietWorker]) {
+    for (worker, quiet) in registry.workers.iter().zip(quiet) {
+        let offered = worker.rescue.each_ref().map(RescueSlot::offered_addr);
+        let handled = (
+            worker.counters.heartbeats.load(Ordering::Relaxed),
+            worker.counters.forks.total(),
+        );
+        if offered == [0; RESCUE_SLOTS]
+            || quiet.handled != Some(handled)
+            || quiet.offered != offered
+        {
+            *quiet = QuietWorker {
+                handled: Some(handled),
+                offered,
+                ticks: 0,
+            };
+            continue;
+        }
+        quiet.ticks = quiet.ticks.saturating_add(1);
+        if quiet.ticks < RESCUE_AFTER_TICKS {
+            continue;
+        }
+        for (slot, seen) in worker.rescue.iter().zip(&mut quiet.offered) {
+            if *seen == 0 {
+                continue;
+            }
+            if registry.workers_waiting() == 0 {
+                break;
+            }
+            // Only the fork seen at the previous ticks: if the worker moved on meanwhile
+            // and offered another, it forked, and the new one is young.
+            if let Some(job) = slot.claim_if(*seen) {
+                // Counted before the push, so that whoever sees the job done sees the
+                // count.
+                bump(&worker.counters.rescues, 1);
+                registry.queue.push([job]);
+            }
+            // Claimed now, or withdrawn (or replaced) meanwhile: the next tick compares
+            // the slot afresh.
+            *seen = 0;
+        }
+    }
+}
+
+/// Waits until `deadline` (the next tick). OS sleeps are only accurate to tens of
+/// microseconds, so with very short intervals (used by stress tests) this yields in a
+/// loop instead. Longer waits happen on the parking condition variable, so that dropping
+/// the pool does not wait out a long interval (other notifications on it do not shorten
+/// the wait). No deadline (an interval too long to add to the clock, `Duration::MAX`)
+/// waits until the pool ends.
+fn pause_until(registry: &Registry, deadline: Option<Instant>) {
+    if registry.heartbeat_interval < SHORTEST_TIMED_WAIT {
+        while deadline.is_some_and(|deadline| Instant::now() < deadline) {
+            thread::yield_now();
+        }
+        return;
+    }
+    let park = &registry.heartbeat_park;
+    let mut guard = park.lock.lock().unwrap_or_else(PoisonError::into_inner);
+    loop {
+        if registry.is_terminating() {
+            return;
+        }
+        guard = match deadline {
+            Some(deadline) => {
+                let now = Instant::now();
+                if now >= deadline {
+                    return;
+                }
+                park.signal
+                    .wait_timeout(guard, deadline - now)
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .0
+            }
+            None => park
+                .signal
+                .wait(guard)
+                .unwrap_or_else(PoisonError::into_inner),
+        };
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    /// `wake_on_time` sets the calling thread's timer slack (the heartbeat thread calls
+    /// it first thing).
+    #[cfg(all(target_os = "linux", not(miri)))]
+    #[test]
+    fn the_heartbeat_thread_asks_for_a_tight_timer_slack() {
+        let slack = std::thread::spawn(|| {
+            wake_on_time();
+            // SAFETY: PR_GET_TIMERSLACK takes no argument and returns the calling
+            // thread's slack; it touches no memory of ours.
+            unsafe { libc::prctl(libc::PR_GET_TIMERSLACK) }
+        })
+        .join()
+        .unwrap();
+        assert_eq!(u64::try_from(slack).ok(), Some(HEARTBEAT_TIMER_SLACK_NS));
+    }
+}

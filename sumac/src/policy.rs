@@ -1,0 +1,655 @@
+//! The sharing policy: every rule that decides whether a fork is recorded, how it is
+//! stamped, when it is shared, rescued or rate-limited, and every tuning constant of the
+//! scheduler and of the loop driver, each with its reason. `SCHEDULER.md` explains the
+//! design these rules implement; `bench/DECISIONS.md` records what each was measured to
+//! do.
+//!
+//! The rules in one place:
+//! 1. **Recording.** A worker records a fork on its private list only while fewer than
+//!    its [`ForkBudget`] allows wait there (the oldest forks are the ones worth sharing;
+//!    deeper forks are two direct calls). Work that has not yet lasted through a
+//!    heartbeat gives a slot up with every recorded fork it joins (`budget-shrink`).
+//! 2. **Stamping.** Each recorded fork carries a [`Stamp`]: the heartbeat tick it was
+//!    recorded in, or "known big" (a loop half whose items were timed), or "long ago"
+//!    (the top forks of a job that was itself shared: `old-top-forks`).
+//! 3. **Sharing.** At a heartbeat (or an idle worker's request), a worker shares its
+//!    oldest forks, one per waiting worker, if the oldest one is eligible
+//!    ([`share_now`]): known big, or (`age-rule`) waited through a whole interval, and
+//!    not rate-limited (`worker-rate-limit`, `pool-rate-limit`).
+//! 4. **Rescue.** A worker that neither forked nor polled for a tick has its recorded
+//!    forks claimed by the heartbeat thread, one per waiting worker (`rescue`).
+//! 5. **Loops** time their blocks and split the rest in halves at a request; a half
+//!    worth [`BIG_WORK_NS`] or more is known big (`first-item-split`, `eager-split`,
+//!    `long-item-halving` are the loop's three ways to split before a heartbeat).
+//!
+//! Every mechanism can be switched off per pool ([`Mechanisms`]), to measure what it does.
+
+use std::cell::Cell;
+use std::fmt;
+use std::str::FromStr;
+use std::time::Duration;
+
+// ------------------------------------------------------------------ tuning constants
+
+/// Forks a worker records at least: a heartbeat shares the oldest, so three levels of a
+/// recursion give it big pieces while deeper forks stay two direct calls.
+pub(crate) const MIN_RECORDED_FORKS: usize = 3;
+
+/// Forks a worker may have recorded at once (and rescue slots per worker): enough for a
+/// loop of long items halved down to single items and for log2 of a wide pool's size.
+pub(crate) const MAX_RECORDED_FORKS: usize = 8;
+
+/// Spin rounds between two clock reads while an idle worker watches for work: a clock
+/// read costs about as much as this many spin hints.
+pub(crate) const SPIN_ROUNDS: u32 = 64;
+
+/// An idle worker spins at most this long before it sleeps (or one interval if that is
+/// shorter): long enough to catch the next phase of a program of short parallel phases
+/// without a futex wake-up, short enough that an idle pool soon burns nothing.
+pub(crate) const MAX_SPIN: Duration = Duration::from_micros(200);
+
+/// And at least this long: with stress-test intervals of a microsecond, a spin shorter
+/// than a thread's wake-up would only add sleeps.
+pub(crate) const MIN_SPIN: Duration = Duration::from_micros(5);
+
+/// A spinning worker renews its request for work this many times per spin, and yields
+/// its core between rounds after the first of these periods (so that, with more threads
+/// than cores, a woken join owner does not wait for a spinner's core).
+pub(crate) const REQUESTS_PER_SPIN: u32 = 8;
+
+/// A worker shares forks of unknown size at most once per this fraction of an interval
+/// (`worker-rate-limit`): numerator and denominator.
+pub(crate) const WORKER_SHARE_GAP: (u32, u32) = (3, 4);
+
+/// The heartbeat thread's timer slack on Linux (`timer-slack`): its timed waits then end
+/// within this of their deadline instead of the default 50 µs.
+pub(crate) const HEARTBEAT_TIMER_SLACK_NS: u64 = 1_000;
+
+/// Ticks without a poll after which the heartbeat thread claims a worker's offered
+/// forks: its flag was raised after the previous snapshot and only handling it clears
+/// it, so one quiet tick means a whole interval without a fork or a poll.
+pub(crate) const RESCUE_AFTER_TICKS: u32 = 1;
+
+/// Heartbeat intervals shorter than this are timed by yielding in a loop rather than by
+/// an OS timer, whose wake-ups are only accurate to tens of microseconds.
+pub(crate) const SHORTEST_TIMED_WAIT: Duration = Duration::from_micros(50);
+
+/// A loop block grows while it takes less than this: polling after each block then costs
+/// well under one percent of the block.
+pub(crate) const BLOCK_TARGET_NS: u64 = 2_500;
+
+/// A loop block shrinks when it takes more than this, so that a request is answered
+/// within a few tens of microseconds.
+pub(crate) const BLOCK_LIMIT_NS: u64 = 20_000;
+
+/// Work above which a piece is worth handing to a spinning worker at once, and above
+/// which a single loop item counts as long: a thief's start and the owner's wait for it
+/// cost a few microseconds together.
+pub(crate) const BIG_WORK_NS: u64 = 10_000;
+
+/// The fastest growth from one block to the next.
+pub(crate) const MAX_BLOCK_GROWTH: u64 = 64;
+
+/// The largest block, so that a block of trivial items still ends within microseconds.
+pub(crate) const MAX_BLOCK: usize = 1 << 16;
+
+/// After a first item cheaper than a sixteenth of [`BLOCK_TARGET_NS`], the second block
+/// aims at sixteen targets, up to this many items: a short loop of cheap items then runs
+/// in two blocks and reads the clock twice.
+pub(crate) const MAX_FIRST_GROWTH: u64 = 1024;
+
+/// How many times a piece whose items are known to be long is halved before any of its
+/// items runs (`long-item-halving`): up to 64 single items, each a fork an idle worker
+/// can take at once, bounded so that a loop whose later items are cheap pays at most 63
+/// forks per long item it timed.
+pub(crate) const LONG_ITEM_LEVELS: u32 = 6;
+
+/// The most items a `par_bridge` puller takes from the source per lock: the lock is then
+/// held briefly even for a slow source.
+pub(crate) const MAX_PULL_BLOCK: usize = 256;
+
+/// How many forks a worker of a pool of `threads` records: one per level of a balanced
+/// tree down to one subtree per worker (log2 of `threads`, rounded up; `wide-recording`),
+/// at least [`MIN_RECORDED_FORKS`], at most [`MAX_RECORDED_FORKS`], and none in a
+/// one-thread pool, where nobody could take a fork.
+pub(crate) fn recorded_forks_limit(threads: usize, mechanisms: Mechanisms) -> usize {
+    if threads <= 1 {
+        return 0;
+    }
+    if !mechanisms.has(Mechanism::WideRecording) {
+        return MIN_RECORDED_FORKS;
+    }
+    let levels = threads.next_power_of_two().trailing_zeros() as usize;
+    levels.clamp(MIN_RECORDED_FORKS, MAX_RECORDED_FORKS)
+}
+
+// ------------------------------------------------------------------ mechanisms
+
+/// A heuristic of the scheduler or of the loop driver that can be switched off per pool
+/// (`ThreadPoolBuilder::mechanism`, or `SUMAC_MECHANISMS=-name,-name` for pools built
+/// with default settings), to measure what it does. Not a stable interface.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Mechanism {
+    /// Forks of unknown size are shared only after waiting through a whole interval.
+    AgeRule,
+    /// The first forks recorded in a shared job count as old (shareable at a request).
+    OldTopForks,
+    /// A worker shares forks of unknown size at most once per ¾ interval.
+    WorkerRateLimit,
+    /// The pool shares forks of unknown size at most once per `interval / busy workers`.
+    PoolRateLimit,
+    /// Before the first heartbeat, a joined recorded fork gives up its slot.
+    BudgetShrink,
+    /// Pools above 8 threads record log2(threads) forks instead of three.
+    WideRecording,
+    /// The heartbeat thread claims the recorded forks of a worker that stopped polling.
+    Rescue,
+    /// A loop that starts while a worker waits runs its first item as a fork of its own.
+    FirstItemSplit,
+    /// A loop piece whose items are known to be long is halved down to single items.
+    LongItemHalving,
+    /// After a long single item, a loop splits its remaining items at once.
+    EagerSplit,
+    /// An idle worker spins before it sleeps.
+    IdleSpin,
+    /// An idle worker raises the other workers' heartbeat flags (a request).
+    Requests,
+    /// The heartbeat thread asks the OS for a 1 µs timer slack.
+    TimerSlack,
+}
+
+impl Mechanism {
+    /// Every mechanism, in the order of the documentation.
+    pub const ALL: [Mechanism; 13] = [
+        Mechanism::AgeRule,
+        Mechanism::OldTopForks,
+        Mechanism::WorkerRateLimit,
+        Mechanism::PoolRateLimit,
+        Mechanism::BudgetShrink,
+        Mechanism::WideRecording,
+        Mechanism::Rescue,
+        Mechanism::FirstItemSplit,
+        Mechanism::LongItemHalving,
+        Mechanism::EagerSplit,
+        Mechanism::IdleSpin,
+        Mechanism::Requests,
+        Mechanism::TimerSlack,
+    ];
+
+    /// The name used in `SUMAC_MECHANISMS` and by `sumac-bench --policy`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Mechanism::AgeRule => "age-rule",
+            Mechanism::OldTopForks => "old-top-forks",
+            Mechanism::WorkerRateLimit => "worker-rate-limit",
+            Mechanism::PoolRateLimit => "pool-rate-limit",
+            Mechanism::BudgetShrink => "budget-shrink",
+            Mechanism::WideRecording => "wide-recording",
+            Mechanism::Rescue => "rescue",
+            Mechanism::FirstItemSplit => "first-item-split",
+            Mechanism::LongItemHalving => "long-item-halving",
+            Mechanism::EagerSplit => "eager-split",
+            Mechanism::IdleSpin => "idle-spin",
+            Mechanism::Requests => "requests",
+            Mechanism::TimerSlack => "timer-slack",
+        }
+    }
+
+    fn bit(self) -> u32 {
+        1 << Mechanism::ALL
+            .iter()
+            .position(|&m| m == self)
+            .expect("every mechanism is listed in ALL")
+    }
+}
+
+impl fmt::Display for Mechanism {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Mechanism {
+    type Err = String;
+    fn from_str(name: &str) -> Result<Self, String> {
+        Mechanism::ALL
+            .into_iter()
+            .find(|m| m.name() == name)
+            .ok_or_else(|| {
+                let names: Vec<&str> = Mechanism::ALL.iter().map(|m| m.name()).collect();
+                format!(
+                    "unknown mechanism '{name}' (expected one of {})",
+                    names.join(", ")
+                )
+            })
+    }
+}
+
+/// The set of mechanisms a pool uses (all by default).
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) struct Mechanisms {
+    on: u32,
+}
+
+impl Default for Mechanisms {
+    fn default() -> Self {
+        Mechanisms { on: u32::MAX }
+    }
+}
+
+impl fmt::Debug for Mechanisms {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let off: Vec<&str> = Mechanism::ALL
+            .iter()
+            .filter(|&&m| !self.has(m))
+            .map(|m| m.name())
+            .collect();
+        write!(f, "Mechanisms(off: [{}])", off.join(", "))
+    }
+}
+
+impl Mechanisms {
+    /// Whether `mechanism` is on.
+    #[inline(always)]
+    pub(crate) fn has(self, mechanism: Mechanism) -> bool {
+        self.on & mechanism.bit() != 0
+    }
+
+    /// This set with `mechanism` switched on or off.
+    pub(crate) fn with(self, mechanism: Mechanism, on: bool) -> Mechanisms {
+        let bit = mechanism.bit();
+        Mechanisms {
+            on: if on { self.on | bit } else { self.on & !bit },
+        }
+    }
+
+    /// Applies a list such as `-rescue,-age-rule,+requests` (a name alone means `+`).
+    pub(crate) fn apply(self, list: &str) -> Result<Mechanisms, String> {
+        let mut set = self;
+        for item in list.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            let (on, name) = match item.as_bytes()[0] {
+                b'-' => (false, &item[1..]),
+                b'+' => (true, &item[1..]),
+                _ => (true, item),
+            };
+            set = set.with(name.parse()?, on);
+        }
+        Ok(set)
+    }
+}
+
+// ------------------------------------------------------------------ stamps
+
+/// When a recorded fork was made, as far as sharing it goes.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) struct Stamp(u64);
+
+impl Stamp {
+    /// A fork known to be big (a loop half whose items were timed): share it at the next
+    /// heartbeat, without waiting or rate limits.
+    pub(crate) const KNOWN_BIG: Stamp = Stamp(u64::MAX);
+    /// A job that was never a fork on a worker's list (a closure injected from outside
+    /// the pool, a spawned job): a worker that runs it learns nothing about its size.
+    pub(crate) const NOT_A_FORK: Stamp = Stamp(u64::MAX - 1);
+    /// A fork that counts as having waited long enough already (one of the first forks
+    /// of a shared job), but whose sharing is still rate-limited.
+    pub(crate) const LONG_AGO: Stamp = Stamp(u64::MAX - 2);
+
+    /// A fork recorded at heartbeat tick `epoch`.
+    #[inline(always)]
+    pub(crate) fn at_tick(epoch: u64) -> Stamp {
+        Stamp(epoch.min(u64::MAX - 3))
+    }
+
+    /// Whether a job with this stamp was a fork (or a spawned job) on a worker's list.
+    pub(crate) fn was_listed(self) -> bool {
+        self != Stamp::NOT_A_FORK
+    }
+
+    /// Whether a fork with this stamp may be shared at tick `epoch`: known big, stamped
+    /// long ago, or (with the `age-rule`) recorded at least two ticks before, that is,
+    /// after it waited through a whole interval.
+    pub(crate) fn old_enough(self, epoch: u64, mechanisms: Mechanisms) -> bool {
+        debug_assert!(self.was_listed(), "only forks are listed");
+        match self {
+            Stamp::KNOWN_BIG | Stamp::LONG_AGO => true,
+            Stamp(tick) => !mechanisms.has(Mechanism::AgeRule) || tick.saturating_add(2) <= epoch,
+        }
+    }
+}
+
+// ------------------------------------------------------------------ recording budget
+
+/// How many forks a worker records, and how its forks are stamped: the fork path's
+/// whole state of classification.
+pub(crate) struct ForkBudget {
+    /// Forks of unknown or measured size that may wait on the list
+    /// ([`recorded_forks_limit`]): 0 in a one-thread pool.
+    full: usize,
+    /// A fork is recorded only while fewer jobs than this wait on the list: at most
+    /// `full`; between heartbeats it shrinks as recorded forks are joined.
+    limit: Cell<usize>,
+    /// A heartbeat (or request) arrived since the list was last emptied by a join: the
+    /// work under way has lasted, and joined forks keep their slots.
+    lasting: Cell<bool>,
+    /// How many more forks get the [`Stamp::LONG_AGO`] stamp (the top of a shared job).
+    old_left: Cell<u8>,
+    /// Whether joined forks give up their slots before the first heartbeat.
+    shrinks: bool,
+}
+
+impl ForkBudget {
+    pub(crate) fn new(full: usize, mechanisms: Mechanisms) -> ForkBudget {
+        ForkBudget {
+            full,
+            limit: Cell::new(full),
+            lasting: Cell::new(false),
+            old_left: Cell::new(0),
+            shrinks: mechanisms.has(Mechanism::BudgetShrink),
+        }
+    }
+
+    /// The most forks of unknown or measured size that may wait.
+    #[inline(always)]
+    pub(crate) fn full(&self) -> usize {
+        self.full
+    }
+
+    /// Whether a plain fork is recorded, with `listed` jobs on the list.
+    #[inline(always)]
+    pub(crate) fn records(&self, listed: usize) -> bool {
+        listed < self.limit.get()
+    }
+
+    /// A recorded fork was joined off the list (`list_empty`: it was the last).
+    #[inline(always)]
+    pub(crate) fn joined(&self, list_empty: bool) {
+        if list_empty {
+            self.restore(false);
+        } else if self.shrinks && !self.lasting.get() {
+            self.limit.set(self.limit.get().saturating_sub(1));
+        }
+    }
+
+    /// A heartbeat arrived: every slot is usable again and stays so until the list
+    /// empties.
+    #[inline]
+    pub(crate) fn heartbeat(&self) {
+        self.restore(true);
+    }
+
+    #[inline]
+    fn restore(&self, lasting: bool) {
+        self.lasting.set(lasting);
+        self.limit.set(self.full);
+    }
+
+    /// The stamp of a plain fork recorded now, at tick `epoch`.
+    #[inline(always)]
+    pub(crate) fn stamp(&self, epoch: u64) -> Stamp {
+        let left = self.old_left.get();
+        if left > 0 {
+            self.old_left.set(left - 1);
+            Stamp::LONG_AGO
+        } else {
+            Stamp::at_tick(epoch)
+        }
+    }
+
+    /// Runs `f` (a job from the shared queue, stamped `stamp` where it was recorded)
+    /// with the first forks it records stamped old if it was a shared fork
+    /// (`old-top-forks`): it waited through a whole interval or was known big, so its
+    /// halves are likely big too.
+    pub(crate) fn running_shared<R>(
+        &self,
+        stamp: Stamp,
+        mechanisms: Mechanisms,
+        f: impl FnOnce() -> R,
+    ) -> R {
+        let inherit = if stamp.was_listed() && mechanisms.has(Mechanism::OldTopForks) {
+            u8::try_from(self.full).unwrap_or(u8::MAX)
+        } else {
+            0
+        };
+        let outer = self.old_left.replace(inherit);
+        let result = f();
+        self.old_left.set(outer);
+        result
+    }
+
+    #[cfg(test)]
+    pub(crate) fn set_old_left(&self, left: u8) {
+        self.old_left.set(left);
+    }
+}
+
+// ------------------------------------------------------------------ sharing
+
+/// What a worker's heartbeat handler knows when it decides whether to share.
+pub(crate) struct ShareRequest {
+    /// The stamp of the worker's oldest fork that may be shared.
+    pub(crate) oldest: Stamp,
+    /// The pool's current heartbeat tick.
+    pub(crate) epoch: u64,
+    /// Workers waiting for work with no queued job to take.
+    pub(crate) waiting: usize,
+}
+
+/// Rule 3: how many of its oldest forks a worker shares at a heartbeat (0: none).
+/// `worker_may_share` and `pool_may_share` check (and claim) the two rate limits; they
+/// are only consulted for forks of unknown size.
+pub(crate) fn share_now(
+    request: &ShareRequest,
+    mechanisms: Mechanisms,
+    worker_may_share: impl FnOnce() -> bool,
+    pool_may_share: impl FnOnce() -> bool,
+) -> usize {
+    if request.waiting == 0 || !request.oldest.old_enough(request.epoch, mechanisms) {
+        return 0;
+    }
+    if request.oldest != Stamp::KNOWN_BIG
+        && ((mechanisms.has(Mechanism::WorkerRateLimit) && !worker_may_share())
+            || (mechanisms.has(Mechanism::PoolRateLimit) && !pool_may_share()))
+    {
+        return 0;
+    }
+    request.waiting
+}
+
+/// The pool-wide rate limit: the spacing between two shares of forks of unknown size,
+/// `interval / busy workers`, so that a lone busy worker with a small input shares at
+/// most once per interval however many idle workers ask, while a pool whose workers are
+/// all busy may share once per interval per worker.
+pub(crate) fn pool_share_spacing(interval: Duration, busy: usize) -> Duration {
+    interval / u32::try_from(busy.max(1)).unwrap_or(u32::MAX)
+}
+
+/// The per-worker rate limit: the shortest gap between two shares of one worker.
+pub(crate) fn worker_share_gap(interval: Duration) -> Duration {
+    interval / WORKER_SHARE_GAP.1 * WORKER_SHARE_GAP.0
+}
+
+/// How long an idle worker spins before it sleeps (`idle-spin`), for `interval`.
+pub(crate) fn spin_limit(interval: Duration, mechanisms: Mechanisms) -> Duration {
+    if mechanisms.has(Mechanism::IdleSpin) {
+        interval.clamp(MIN_SPIN, MAX_SPIN)
+    } else {
+        Duration::ZERO
+    }
+}
+
+// ------------------------------------------------------------------ loops
+
+/// Block sizes and thresholds of the loop driver, in clock ticks (see
+/// [`crate::clock`]): the constants above converted once per process.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct LoopTicks {
+    pub(crate) block_target: u64,
+    pub(crate) block_limit: u64,
+    pub(crate) big_work: u64,
+}
+
+impl LoopTicks {
+    /// The thresholds for a clock of `ticks_per_us` ticks per microsecond (in 1/1024ths).
+    pub(crate) fn new(ticks_per_us_1024: u64) -> LoopTicks {
+        let ticks = |ns: u64| (ns.saturating_mul(ticks_per_us_1024) / 1000 / 1024).max(1);
+        LoopTicks {
+            block_target: ticks(BLOCK_TARGET_NS),
+            block_limit: ticks(BLOCK_LIMIT_NS),
+            big_work: ticks(BIG_WORK_NS),
+        }
+    }
+
+    /// The next block size after a block of `block` items took `ticks` ticks: grow by
+    /// the factor that would bring it to the target (between 2 and [`MAX_BLOCK_GROWTH`]),
+    /// shrink by half above the limit. After a cheap first item, the second block aims at
+    /// sixteen targets (up to [`MAX_FIRST_GROWTH`] items).
+    #[inline]
+    pub(crate) fn next_block(&self, block: usize, ticks: u64) -> usize {
+        let ticks = ticks.max(1);
+        let target = self.block_target;
+        if block == 1 && ticks < target / 16 {
+            (16 * target / ticks).clamp(2, MAX_FIRST_GROWTH) as usize
+        } else if ticks < target {
+            let factor = (target / ticks).clamp(2, MAX_BLOCK_GROWTH) as usize;
+            block.saturating_mul(factor).min(MAX_BLOCK)
+        } else if ticks > self.block_limit {
+            (block / 2).max(1)
+        } else {
+            block
+        }
+    }
+
+    /// Whether `items` items at `ticks_per_item_1024` ticks each (in 1/1024ths) are worth
+    /// sharing at once.
+    #[inline]
+    pub(crate) fn is_big(&self, items: usize, ticks_per_item_1024: u64) -> bool {
+        (items as u64).saturating_mul(ticks_per_item_1024) / 1024 >= self.big_work
+    }
+
+    /// Whether a single item that took `ticks` ticks is long (`eager-split`).
+    #[inline]
+    pub(crate) fn is_long_item(&self, ticks: u64) -> bool {
+        ticks > self.big_work
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_fork_waits_two_ticks_unless_stamped_old_or_big() {
+        let all = Mechanisms::default();
+        assert!(!Stamp::at_tick(5).old_enough(5, all));
+        assert!(!Stamp::at_tick(5).old_enough(6, all));
+        assert!(Stamp::at_tick(5).old_enough(7, all));
+        assert!(Stamp::LONG_AGO.old_enough(0, all));
+        assert!(Stamp::KNOWN_BIG.old_enough(0, all));
+        let no_age = all.with(Mechanism::AgeRule, false);
+        assert!(Stamp::at_tick(5).old_enough(5, no_age));
+    }
+
+    #[test]
+    fn mechanism_lists_switch_named_mechanisms_and_reject_unknown_names() {
+        let set = Mechanisms::default().apply("-rescue, -age-rule").unwrap();
+        assert!(!set.has(Mechanism::Rescue));
+        assert!(!set.has(Mechanism::AgeRule));
+        assert!(set.has(Mechanism::IdleSpin));
+        assert!(set.apply("+rescue").unwrap().has(Mechanism::Rescue));
+        let error = Mechanisms::default().apply("-rescu").unwrap_err();
+        assert!(error.contains("unknown mechanism 'rescu'"), "{error}");
+        for mechanism in Mechanism::ALL {
+            assert_eq!(mechanism.name().parse::<Mechanism>(), Ok(mechanism));
+        }
+    }
+
+    #[test]
+    fn known_big_forks_skip_the_rate_limits_and_waiting_workers_bound_the_share() {
+        let all = Mechanisms::default();
+        let request = |oldest| ShareRequest {
+            oldest,
+            epoch: 10,
+            waiting: 3,
+        };
+        assert_eq!(
+            share_now(&request(Stamp::KNOWN_BIG), all, || false, || false),
+            3
+        );
+        assert_eq!(
+            share_now(&request(Stamp::LONG_AGO), all, || false, || true),
+            0
+        );
+        assert_eq!(
+            share_now(&request(Stamp::LONG_AGO), all, || true, || true),
+            3
+        );
+        assert_eq!(
+            share_now(&request(Stamp::at_tick(9)), all, || true, || true),
+            0
+        );
+        let unlimited = all
+            .with(Mechanism::WorkerRateLimit, false)
+            .with(Mechanism::PoolRateLimit, false);
+        assert_eq!(
+            share_now(&request(Stamp::LONG_AGO), unlimited, || false, || false),
+            3
+        );
+        let nobody = ShareRequest {
+            waiting: 0,
+            ..request(Stamp::KNOWN_BIG)
+        };
+        assert_eq!(share_now(&nobody, all, || true, || true), 0);
+    }
+
+    #[test]
+    fn wide_pools_record_one_fork_per_level_down_to_one_subtree_per_worker() {
+        let all = Mechanisms::default();
+        let limits: Vec<(usize, usize)> = [1, 2, 4, 8, 9, 16, 17, 32, 33, 256, 257, 4096]
+            .into_iter()
+            .map(|threads| (threads, recorded_forks_limit(threads, all)))
+            .collect();
+        assert_eq!(
+            limits,
+            [
+                (1, 0),
+                (2, 3),
+                (4, 3),
+                (8, 3),
+                (9, 4),
+                (16, 4),
+                (17, 5),
+                (32, 5),
+                (33, 6),
+                (256, 8),
+                (257, 8),
+                (4096, 8)
+            ]
+        );
+        // A balanced tree that deep has a leaf for every worker.
+        for threads in 2..=256 {
+            assert!(
+                1 << recorded_forks_limit(threads, all) >= threads,
+                "{threads}"
+            );
+        }
+        let narrow = all.with(Mechanism::WideRecording, false);
+        assert_eq!(recorded_forks_limit(16, narrow), MIN_RECORDED_FORKS);
+    }
+
+    #[test]
+    fn loop_blocks_grow_toward_the_target_and_shrink_above_the_limit() {
+        // A clock of 1 tick per ns.
+        let ticks = LoopTicks::new(1024 * 1000);
+        assert_eq!(ticks.block_target, BLOCK_TARGET_NS);
+        assert_eq!(ticks.next_block(1, 10), MAX_FIRST_GROWTH as usize);
+        assert_eq!(ticks.next_block(100, BLOCK_TARGET_NS / 4), 400);
+        assert_eq!(ticks.next_block(100, BLOCK_TARGET_NS), 100);
+        assert_eq!(ticks.next_block(100, BLOCK_LIMIT_NS + 1), 50);
+        assert_eq!(ticks.next_block(MAX_BLOCK, 1), MAX_BLOCK);
+        assert!(ticks.is_big(1000, 1024 * BIG_WORK_NS / 1000));
+        assert!(!ticks.is_big(999, 1024 * BIG_WORK_NS / 1000));
+    }
+}

@@ -1,0 +1,202 @@
+//! Threads that act as a pool's worker without running its loop (`use_current_thread`).
+
+use std::cell::Cell;
+use std::ptr::{self};
+use std::sync::Arc;
+
+use crate::job::JobRef;
+use crate::pool::ThreadPoolBuildError;
+
+use crate::registry::Registry;
+use crate::worker::{WorkerThread, WORKER_THREAD};
+
+// ------------------------------------------------------------------ use_current_thread
+//
+// A pool built with `use_current_thread` makes the building thread its worker 0 without
+// running the worker loop there: the thread keeps doing its own work, and acts as worker
+// 0 only while it is inside a call into the pool (`install`, `join`, `scope`, a parallel
+// iterator, `broadcast`, `yield_now`, ...). Its `WorkerThread` lives on the heap,
+// registered in `REGISTERED_WORKER`; `WORKER_THREAD` points to it only while the thread
+// acts as the worker ("active"). While inactive, worker 0 counts as idle (so the
+// heartbeat thread parks when the other workers are idle too), and its own list is empty:
+// deactivating hands any job left on it (a `spawn`) to the shared queue, since nobody
+// else may look at a worker's list. The registration ends when the pool is dropped on
+// this thread, when the thread notices its pool was dropped elsewhere, or at thread exit.
+
+/// The heap-allocated worker of a thread registered with `use_current_thread` (null if
+/// none); freed when the registration ends.
+struct RegisteredWorker(Cell<*mut WorkerThread>);
+
+impl Drop for RegisteredWorker {
+    fn drop(&mut self) {
+        let worker = self.0.replace(ptr::null_mut());
+        if !worker.is_null() {
+            // SAFETY: the pointer came from `Box::into_raw` in `register_current_thread`
+            // and is owned by this registration; the thread is exiting, so it is not
+            // active (`WORKER_THREAD` never outlives a call into the pool).
+            drop(unsafe { Box::from_raw(worker) });
+        }
+    }
+}
+
+thread_local! {
+    static REGISTERED_WORKER: RegisteredWorker = const { RegisteredWorker(Cell::new(ptr::null_mut())) };
+}
+
+/// Makes the calling thread worker 0 of `registry` (see above). Fails if it already is
+/// a worker of a pool, or registered with one.
+pub(crate) fn register_current_thread(
+    registry: &Arc<Registry>,
+) -> Result<(), ThreadPoolBuildError> {
+    if !WorkerThread::current().is_null() || !registered_worker().is_null() {
+        return Err(ThreadPoolBuildError::current_thread_already_in_pool());
+    }
+    let worker = Box::into_raw(Box::new(WorkerThread::new(Arc::clone(registry), 0)));
+    REGISTERED_WORKER.with(|registered| registered.0.set(worker));
+    // Inactive: idle for the heartbeat thread's and the promoters' accounting.
+    registry.count_idle();
+    Ok(())
+}
+
+pub(crate) fn registered_worker() -> *mut WorkerThread {
+    REGISTERED_WORKER
+        .try_with(|registered| registered.0.get())
+        .unwrap_or(ptr::null_mut())
+}
+
+/// Whether the calling thread is registered as worker 0 of a pool that was not dropped
+/// (see `with_registered_worker`: it acts as that worker inside calls into a pool).
+pub(crate) fn registered_with_a_live_pool() -> bool {
+    let worker = registered_worker();
+    // SAFETY: a registered worker is live until its registration ends, which happens
+    // only on this thread.
+    !worker.is_null() && !unsafe { &*worker }.registry.is_terminating()
+}
+
+/// Ends the calling thread's registration as worker 0 of `registry`, if it has one (the
+/// pool is being dropped, or failed to build: it was terminated). First acts as worker 0
+/// as long as the other workers stay: runs its inbox and queued jobs (helping the other
+/// workers empty the queue; in a one-worker pool nobody else would run them) until
+/// every spawned job finished.
+pub(crate) fn unregister_current_thread(registry: &Registry) {
+    debug_assert!(registry.is_terminating(), "unregistering from a live pool");
+    let worker = registered_worker();
+    if worker.is_null() || !WorkerThread::current().is_null() {
+        return;
+    }
+    // SAFETY: a registered worker is live until its registration ends, below.
+    if !ptr::eq(Arc::as_ptr(unsafe { &(*worker).registry }), registry) {
+        return;
+    }
+    // SAFETY: as above; the thread is not active.
+    let registered = unsafe { &*worker };
+    // Act as worker 0 until the other workers may exit too (the pool was terminated):
+    // a spawned job still running may address a (`spawn_`)`broadcast` job to worker 0,
+    // which nobody else would run (a lost closure, or a `broadcast` that never returns).
+    activate(registered, |worker| {
+        worker.wait_until(|| {
+            registry.spawns_finished()
+                && worker.jobs.is_empty()
+                && registry.queue.queued() == 0
+                && registry.queue.addressed(0) == 0
+        });
+    });
+    end_registration(worker);
+}
+
+/// Frees the registered `worker` of this thread (which is not active).
+pub(crate) fn end_registration(worker: *mut WorkerThread) {
+    REGISTERED_WORKER.with(|registered| registered.0.set(ptr::null_mut()));
+    // SAFETY: the registration owned the box (from `Box::into_raw`), nothing else refers
+    // to it once the registration is cleared, and the thread is not acting as it.
+    drop(unsafe { Box::from_raw(worker) });
+}
+
+/// The address of the worker the calling thread runs as: the one it is, or else the one
+/// `use_current_thread` registered for it (which it acts as inside calls into its pool);
+/// 0 for other threads. For comparisons only (`join_context`): never made a pointer again.
+pub(crate) fn calling_worker_addr() -> usize {
+    let current = WorkerThread::current();
+    if current.is_null() {
+        registered_worker().addr()
+    } else {
+        current.addr()
+    }
+}
+
+/// Runs `f` on a thread registered with `use_current_thread` as its pool's worker 0 (if
+/// the thread is registered, not already acting as a worker, and registered with
+/// `registry` when one is given), passing that worker; otherwise runs `f(None)`.
+pub(crate) fn with_registered_worker<R>(
+    registry: Option<&Registry>,
+    f: impl FnOnce(Option<&WorkerThread>) -> R,
+) -> R {
+    let registered = registered_worker();
+    if registered.is_null() || !WorkerThread::current().is_null() {
+        return f(None);
+    }
+    // SAFETY: a registered worker is live until its registration ends, which happens
+    // only on this thread and never while it is active.
+    let worker = unsafe { &*registered };
+    if registry.is_some_and(|registry| !ptr::eq(Arc::as_ptr(&worker.registry), registry)) {
+        return f(None);
+    }
+    if worker.registry.is_terminating() {
+        // The pool was dropped on another thread: end the registration.
+        end_registration(registered);
+        return f(None);
+    }
+    activate(worker, |worker| f(Some(worker)))
+}
+
+/// Calls `f` with the calling thread's worker, if it is one of `registry`'s (of any
+/// pool's when `None`): the worker it runs as, or, for a thread registered by
+/// `use_current_thread` and not inside a call into its pool, its worker 0 (made active
+/// for the call). `None` for other threads.
+pub(crate) fn with_current_worker<R>(
+    registry: Option<&Registry>,
+    f: impl FnOnce(&WorkerThread) -> R,
+) -> Option<R> {
+    // SAFETY: a non-null thread-local pointer refers to this thread's live worker.
+    match unsafe { WorkerThread::current().as_ref() } {
+        Some(worker) => registry
+            .is_none_or(|registry| ptr::eq(Arc::as_ptr(&worker.registry), registry))
+            .then(|| f(worker)),
+        None => with_registered_worker(registry, |registered| registered.map(f)),
+    }
+}
+
+/// Runs `f` with the registered, inactive `worker` active on this thread.
+pub(crate) fn activate<R>(worker: &WorkerThread, f: impl FnOnce(&WorkerThread) -> R) -> R {
+    /// Makes the worker inactive again when `f` returns or unwinds.
+    struct Deactivate<'a>(&'a WorkerThread);
+    impl Drop for Deactivate<'_> {
+        fn drop(&mut self) {
+            let worker = self.0;
+            let registry = &worker.registry;
+            // Only spawned heap jobs can be left (every recorded fork was joined before
+            // its call returned), and those are never offered for rescue.
+            debug_assert!(
+                worker.offered.iter().all(|slot| slot.get().is_none()),
+                "a fork outlived its join"
+            );
+            let leftover: Vec<JobRef> = std::iter::from_fn(|| {
+                let job = worker.jobs.pop_oldest()?;
+                // SAFETY: a job on our list is live; we own it.
+                unsafe { job.as_ref() }.set_owner(&registry.queue, worker.index);
+                Some(JobRef(job))
+            })
+            .collect();
+            if !leftover.is_empty() {
+                registry.queue.push(leftover);
+            }
+            WORKER_THREAD.with(|current| current.set(ptr::null()));
+            registry.count_idle();
+        }
+    }
+    let _fork_count = worker.shared().counters.forks.attach(&worker.forks);
+    WORKER_THREAD.with(|current| current.set(worker));
+    worker.registry.leave_idle();
+    let _active = Deactivate(worker);
+    f(worker)
+}

@@ -1,0 +1,610 @@
+//! A worker thread: its private state, its loop, and what it does when it runs out of
+//! work (see `SCHEDULER.md`).
+
+use std::cell::Cell;
+use std::ptr::{self, NonNull};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::thread::{self};
+use std::time::{Duration, Instant};
+
+use crossbeam_utils::CachePadded;
+
+use crate::job::{JobHeader, JobRef, TAKEN};
+use crate::job_list::{JobList, RescueSlot};
+use crate::policy::{
+    self, recorded_forks_limit, ForkBudget, Mechanism, Mechanisms, ShareRequest, Stamp,
+    MAX_RECORDED_FORKS, REQUESTS_PER_SPIN, SPIN_ROUNDS,
+};
+use crate::stats::{bump, WorkerCounters};
+
+use crate::registry::Registry;
+
+/// Rescue slots per worker: one for each fork it can have recorded at once (a list in a
+/// pool of several workers holds only recorded join forks), so that every recorded fork
+/// is on offer.
+pub(crate) const RESCUE_SLOTS: usize = MAX_RECORDED_FORKS;
+
+/// The part of a worker that other threads touch: its heartbeat flag and its counters,
+/// on a cache line of their own.
+pub(crate) struct WorkerShared {
+    pub(crate) heartbeat: AtomicBool,
+    /// The forks this worker offers to the heartbeat thread in case it stops polling:
+    /// one slot per fork it can have recorded at once, so every recorded fork is on
+    /// offer.
+    pub(crate) rescue: [RescueSlot; RESCUE_SLOTS],
+    pub(crate) counters: WorkerCounters,
+    #[cfg(feature = "trace")]
+    pub(crate) trace: crate::trace::TraceBuffer,
+}
+
+thread_local! {
+    pub(crate) static WORKER_THREAD: Cell<*const WorkerThread> = const { Cell::new(ptr::null()) };
+}
+
+/// A worker thread's own state; lives on the worker's stack, reachable through a
+/// thread-local pointer.
+pub(crate) struct WorkerThread {
+    /// The pool has a single worker: nobody could ever take a fork, so `join` calls both
+    /// closures directly.
+    pub(crate) solo: bool,
+    /// Which forks `join` records and how it stamps them: always 0 forks in a
+    /// one-thread pool, so that the fork path tests one number for every reason to call
+    /// the closures directly.
+    pub(crate) budget: ForkBudget,
+    /// The pool's mechanisms (see [`crate::policy::Mechanism`]).
+    pub(crate) mechanisms: Mechanisms,
+    pub(crate) jobs: JobList,
+    /// The jobs offered in `WorkerShared::rescue`, slot by slot (as this worker last
+    /// left them: the heartbeat thread may have claimed some since).
+    pub(crate) offered: [Cell<Option<NonNull<JobHeader>>>; RESCUE_SLOTS],
+    /// `join`s run on this worker, published through `WorkerCounters::forks` (see
+    /// `ForkCounter` for why the count lives here, in a cache line of its own).
+    pub(crate) forks: CachePadded<AtomicU64>,
+    pub(crate) shared: NonNull<WorkerShared>,
+    pub(crate) index: usize,
+    pub(crate) registry: Arc<Registry>,
+    pub(crate) last_promotion: Cell<Instant>,
+    pub(crate) promotion_gap: Duration,
+}
+
+/// The body of worker `index`: runs jobs until the pool terminates (see
+/// [`ThreadBuilder::run`]).
+pub(crate) fn worker_main(registry: Arc<Registry>, index: usize) {
+    let worker = WorkerThread::new(registry, index);
+    let fork_count = worker.shared().counters.forks.attach(&worker.forks);
+    WORKER_THREAD.with(|current| current.set(&worker));
+    let registry = &worker.registry;
+    registry.call_thread_handler(registry.start_handler.as_deref(), index);
+    worker.wait_until(|| {
+        registry.spawns_finished()
+            && worker.jobs.is_empty()
+            && registry.queue.queued() == 0
+            && registry.queue.addressed(index) == 0
+    });
+    registry.call_thread_handler(registry.exit_handler.as_deref(), index);
+    // Jobs the exit handler spawned (on this list, or with `spawn_fifo` in the shared
+    // queue): run them here, with whatever they queue in turn. Handing them to the
+    // workers still running is not enough: there may be none left (a one-worker pool,
+    // or the last worker to exit), and the jobs would be lost. Nobody else queues work
+    // now without also running this loop, so whoever exits last empties the queue.
+    while worker.run_pending_job(true) {}
+    WORKER_THREAD.with(|current| current.set(ptr::null()));
+    drop(fork_count);
+}
+
+impl WorkerThread {
+    /// The state of worker `index` of `registry`, before it starts.
+    pub(crate) fn new(registry: Arc<Registry>, index: usize) -> WorkerThread {
+        let promotion_gap = policy::worker_share_gap(registry.heartbeat_interval);
+        let solo = registry.num_threads() == 1;
+        let mechanisms = registry.mechanisms;
+        let fork_limit = recorded_forks_limit(registry.num_threads(), mechanisms);
+        WorkerThread {
+            solo,
+            budget: ForkBudget::new(fork_limit, mechanisms),
+            mechanisms,
+            jobs: JobList::new(),
+            offered: std::array::from_fn(|_| Cell::new(None)),
+            forks: CachePadded::new(AtomicU64::new(0)),
+            shared: NonNull::from(&*registry.workers[index]),
+            index,
+            last_promotion: Cell::new(
+                Instant::now()
+                    .checked_sub(promotion_gap)
+                    .unwrap_or_else(Instant::now),
+            ),
+            promotion_gap,
+            registry,
+        }
+    }
+
+    /// The calling thread's worker, or null outside any pool.
+    #[inline(always)]
+    pub(crate) fn current() -> *const WorkerThread {
+        WORKER_THREAD.with(Cell::get)
+    }
+
+    #[inline(always)]
+    pub(crate) fn shared(&self) -> &WorkerShared {
+        // SAFETY: points into the registry's worker array, kept alive by `self.registry`.
+        unsafe { self.shared.as_ref() }
+    }
+
+    pub(crate) fn registry(&self) -> &Arc<Registry> {
+        &self.registry
+    }
+
+    pub(crate) fn index(&self) -> usize {
+        self.index
+    }
+
+    /// Whether jobs of this worker wait: its own list's, or ones addressed to it.
+    pub(crate) fn has_pending_jobs(&self) -> bool {
+        !self.jobs.is_empty() || self.registry.queue.addressed(self.index) > 0
+    }
+
+    /// Counts a fork (a plain per-worker counter, in a cache line of its own).
+    #[inline(always)]
+    pub(crate) fn count_fork(&self) {
+        bump(&self.forks, 1);
+    }
+
+    /// Pushes the fork `job` (a [`JoinFrame`](crate::job::JoinFrame)) on this worker's
+    /// list and offers it for rescue in a free slot (see [`RescueSlot`]). Returns the job
+    /// that was newest before, as [`JobList::push`] does.
+    ///
+    /// # Safety
+    /// As [`JobList::push`]; in addition, `job` must be removed from the list only after
+    /// [`withdraw_offer`](Self::withdraw_offer), and must stay live, even once claimed,
+    /// until its owner removed it from the list and saw it reclaimed or done (a join
+    /// frame does: its `join` cannot return before). A heap job cannot promise that.
+    #[inline(always)]
+    pub(crate) unsafe fn push_fork(&self, job: NonNull<JobHeader>) -> Option<NonNull<JobHeader>> {
+        // SAFETY: forwarded from the caller.
+        let older = unsafe { self.jobs.push(job) };
+        // Every offered job is on the list, which held fewer than `RESCUE_SLOTS` jobs
+        // (the fork path records only then), so a slot is free.
+        let free = self.offered.iter().position(|slot| slot.get().is_none());
+        debug_assert!(free.is_some(), "more recorded forks than rescue slots");
+        if let Some(slot) = free {
+            // SAFETY: the caller keeps the job live as `RescueSlot::offer` requires, and
+            // it is LOCAL with its owner recorded just before.
+            unsafe {
+                job.as_ref().set_owner(&self.registry.queue, self.index);
+                self.shared().rescue[slot].offer(job);
+            }
+            self.offered[slot].set(Some(job));
+        }
+        older
+    }
+
+    /// Call before removing `job` from this worker's list: if it is offered for rescue,
+    /// takes the offer back. Returns false if the heartbeat thread claimed it: it is then
+    /// shared, and must stay on the list (with this worker still marking its slot as
+    /// taken) until its join removes it with [`remove_claimed`](Self::remove_claimed);
+    /// every later call for it returns false too. For a job not on offer this is a few
+    /// comparisons.
+    #[inline(always)]
+    pub(crate) fn withdraw_offer(&self, job: NonNull<JobHeader>) -> bool {
+        let Some(slot) = self.offer_slot(job) else {
+            return true;
+        };
+        let withdrawn = self.shared().rescue[slot].withdraw(job);
+        if withdrawn {
+            self.offered[slot].set(None);
+        }
+        withdrawn
+    }
+
+    /// The rescue slot in which this worker offered `job`, if it did.
+    #[inline(always)]
+    fn offer_slot(&self, job: NonNull<JobHeader>) -> Option<usize> {
+        self.offered.iter().position(|slot| slot.get() == Some(job))
+    }
+
+    /// The join of a fork whose offer was claimed (see [`withdraw_offer`]) unlinks it.
+    ///
+    /// # Safety
+    /// `job` is an offered fork, claimed, and still on this worker's list.
+    ///
+    /// [`withdraw_offer`]: Self::withdraw_offer
+    pub(crate) unsafe fn remove_claimed(&self, job: NonNull<JobHeader>) {
+        let slot = self.offer_slot(job);
+        debug_assert!(slot.is_some(), "not an offered fork");
+        if let Some(slot) = slot {
+            self.offered[slot].set(None);
+        }
+        // SAFETY: the caller guarantees `job` is on our list.
+        unsafe { self.jobs.remove(job) };
+    }
+
+    /// Whether `join` records a plain fork (rather than calling both closures
+    /// directly): fewer jobs wait on the list than the budget allows.
+    #[inline(always)]
+    pub(crate) fn records_fork(&self) -> bool {
+        self.budget.records(self.jobs.len())
+    }
+
+    /// Whether a fork whose size a parallel loop measured is recorded: up to the full
+    /// budget, however much of it plain forks used up. A loop splits only to share the
+    /// upper half (at a heartbeat, or at once when one item is expensive), so the half
+    /// must be on the list.
+    #[inline(always)]
+    pub(crate) fn records_measured_fork(&self) -> bool {
+        self.jobs.len() < self.budget.full()
+    }
+
+    /// Whether a fork known to be big (a loop half whose items were timed) is recorded:
+    /// up to `MAX_RECORDED_FORKS`.
+    #[inline(always)]
+    pub(crate) fn records_big_fork(&self) -> bool {
+        !self.solo && self.jobs.len() < MAX_RECORDED_FORKS
+    }
+
+    /// `join` took a recorded fork back off the list to run it inline (see
+    /// [`ForkBudget::joined`]).
+    #[inline(always)]
+    pub(crate) fn joined_recorded_fork(&self) {
+        debug_assert!(!self.solo, "a one-thread pool never records forks");
+        self.budget.joined(self.jobs.is_empty());
+    }
+
+    /// The fork path's heartbeat check: one relaxed load and a cold branch.
+    #[inline(always)]
+    pub(crate) fn poll_heartbeat(&self) {
+        if self.shared().heartbeat.load(Ordering::Relaxed) {
+            self.on_heartbeat();
+        }
+    }
+
+    /// The heartbeat fired (or an idle worker asked): promote the oldest forks if anyone
+    /// is waiting for work.
+    #[cold]
+    #[inline(never)]
+    fn on_heartbeat(&self) {
+        let shared = self.shared();
+        shared.heartbeat.store(false, Ordering::Relaxed);
+        bump(&shared.counters.heartbeats, 1);
+        self.budget.heartbeat();
+        let registry = &*self.registry;
+        let epoch = registry.heartbeat_epoch();
+        let mechanisms = self.mechanisms;
+        let old_enough = |job: NonNull<JobHeader>| {
+            // SAFETY: jobs on our list are live.
+            unsafe { job.as_ref() }
+                .recorded_at
+                .get()
+                .old_enough(epoch, mechanisms)
+        };
+        let Some(oldest) = self.jobs.oldest() else {
+            return;
+        };
+        let now = Instant::now();
+        let request = ShareRequest {
+            // SAFETY: `oldest` is on our list, hence live.
+            oldest: unsafe { oldest.as_ref() }.recorded_at.get(),
+            epoch,
+            waiting: registry.workers_waiting(),
+        };
+        let wanted = policy::share_now(
+            &request,
+            mechanisms,
+            || now.duration_since(self.last_promotion.get()) >= self.promotion_gap,
+            || registry.claim_promotion(),
+        );
+        if wanted == 0 {
+            return;
+        }
+        self.last_promotion.set(now);
+        let mut promoted = 0;
+        let mut next = self.jobs.oldest();
+        let oldest_jobs = std::iter::from_fn(|| loop {
+            let job = next.filter(|&job| old_enough(job))?;
+            // SAFETY: `job` is on our list.
+            next = unsafe { self.jobs.newer(job) };
+            if !self.withdraw_offer(job) {
+                // The heartbeat thread claimed it and shares it; its join unlinks it.
+                continue;
+            }
+            // SAFETY: `job` is on our list.
+            unsafe { self.jobs.remove(job) };
+            // SAFETY: a job on our list is live; we own it.
+            unsafe { job.as_ref() }.set_owner(&registry.queue, self.index);
+            promoted += 1;
+            return Some(JobRef(job));
+        });
+        registry.queue.push(oldest_jobs.take(wanted));
+        bump(&shared.counters.promotions, promoted);
+        #[cfg(feature = "trace")]
+        shared
+            .trace
+            .record(self.index, crate::trace::EventKind::Promotion);
+    }
+
+    /// Runs jobs — this worker's own, then shared ones — until `done()` holds, sleeping
+    /// when there are none. `done` must become true only through another thread's action
+    /// that is followed by a [`SharedQueue::wake`] of this worker (or by termination).
+    pub(crate) fn wait_until(&self, done: impl Fn() -> bool) {
+        let mut idled = false;
+        loop {
+            if done() {
+                if idled {
+                    // Pushes that saw us searching woke nobody: pass their jobs on.
+                    self.registry.queue.hand_off();
+                }
+                return;
+            }
+            if self.run_pending_job(true) {
+                continue;
+            }
+            self.idle_until(&done);
+            idled = true;
+        }
+    }
+
+    /// [`wait_until`](Self::wait_until), but gives up at `deadline`: returns whether
+    /// `done()` held.
+    pub(crate) fn wait_until_deadline(&self, done: impl Fn() -> bool, deadline: Instant) -> bool {
+        let mut idled = false;
+        let finished = loop {
+            if done() {
+                break true;
+            }
+            if Instant::now() >= deadline {
+                break done();
+            }
+            if self.run_pending_job(true) {
+                continue;
+            }
+            self.idle_until_deadline(&done, deadline);
+            idled = true;
+        };
+        if idled {
+            self.registry.queue.hand_off();
+        }
+        finished
+    }
+
+    /// Runs one pending job, if there is one: this worker's newest own job (a fork not
+    /// yet joined, or a spawned job), else the oldest job addressed to this worker, else,
+    /// if `shared`, the oldest job of the shared queue. Returns whether it ran one.
+    ///
+    /// Running an own fork early is sound wherever this worker is: its join then finds
+    /// the fork no longer LOCAL and waits for DONE, which it already is.
+    pub(crate) fn run_pending_job(&self, shared: bool) -> bool {
+        // Jobs whose offer the heartbeat thread claimed are shared (their joins unlink
+        // them): run the newest of the others.
+        let mut next = self.jobs.newest();
+        while let Some(job) = next {
+            // SAFETY: `job` is on our list.
+            next = unsafe { self.jobs.older(job) };
+            if !self.withdraw_offer(job) {
+                continue;
+            }
+            // SAFETY: `job` is on our list.
+            unsafe { self.jobs.remove(job) };
+            // SAFETY: a job popped from our own list is live and LOCAL; marking it
+            // TAKEN gives us the right to run it.
+            unsafe {
+                let header = job.as_ref();
+                header.set_owner(&self.registry.queue, self.index);
+                header.share.store(TAKEN, Ordering::Relaxed);
+                JobHeader::execute(job);
+            }
+            return true;
+        }
+        if let Some(job) = self.registry.queue.take_addressed(self.index) {
+            self.run_shared(job);
+            return true;
+        }
+        if shared {
+            if let Some(job) = self.registry.queue.take(false) {
+                self.run_shared(job);
+                return true;
+            }
+        }
+        false
+    }
+
+    /// Spins for at most one heartbeat interval, watching the queue length (a read-only
+    /// load of a line that only changes when jobs are queued or taken) and `done`, and
+    /// renewing the pool's request for work every eighth of an interval. Returns true if
+    /// work appeared or the wait is over.
+    ///
+    /// Why spin at all: on a VM a futex wake-up takes tens of microseconds, longer than
+    /// many parallel loops last (an LU pivot step is under 100 µs), so a worker that
+    /// went to sleep between two loops would miss the next one entirely.
+    ///
+    /// After the first eighth of the spin, each round of looks ends with a
+    /// `thread::yield_now`, which returns at once unless another thread waits for this
+    /// core: with more threads than cores, a worker just woken to finish its join would
+    /// otherwise wait until this spin ended (see `SCHEDULER.md`).
+    fn spin_for_work(&self, done: &impl Fn() -> bool) -> bool {
+        let registry = &*self.registry;
+        let work_or_done =
+            || registry.queue.queued() > 0 || registry.queue.addressed(self.index) > 0 || done();
+        let start = Instant::now();
+        let spin_limit = policy::spin_limit(registry.heartbeat_interval, self.mechanisms);
+        let request_period = spin_limit / REQUESTS_PER_SPIN;
+        let mut next_request = start + request_period;
+        loop {
+            for _ in 0..SPIN_ROUNDS {
+                if work_or_done() {
+                    return true;
+                }
+                std::hint::spin_loop();
+            }
+            let now = Instant::now();
+            if now.duration_since(start) >= spin_limit {
+                return work_or_done();
+            }
+            if now >= next_request && self.mechanisms.has(Mechanism::Requests) {
+                registry.request_work(self.index, request_period);
+                next_request = now + request_period;
+            }
+            if now.duration_since(start) >= request_period {
+                thread::yield_now();
+            }
+        }
+    }
+
+    /// Runs a job taken from the shared queue, the first forks it records stamped old
+    /// if it was a shared fork (see [`ForkBudget::running_shared`]).
+    fn run_shared(&self, job: JobRef) {
+        let shared = self.shared();
+        bump(&shared.counters.shared_jobs_run, 1);
+        // SAFETY: the job is live until we run it (`take` moved it to TAKEN for us).
+        let stamp = unsafe { job.header() }.recorded_at.get();
+        #[cfg(feature = "trace")]
+        shared
+            .trace
+            .record(self.index, crate::trace::EventKind::JobStart);
+        self.budget.running_shared(stamp, self.mechanisms, || {
+            // SAFETY: `take` moved the job to TAKEN for us.
+            unsafe { JobHeader::execute(job.0) };
+        });
+        #[cfg(feature = "trace")]
+        shared
+            .trace
+            .record(self.index, crate::trace::EventKind::JobEnd);
+    }
+
+    /// The stamp of a plain fork being recorded (see [`ForkBudget::stamp`]).
+    #[inline(always)]
+    pub(crate) fn fork_stamp(&self) -> Stamp {
+        self.budget.stamp(self.registry.heartbeat_epoch())
+    }
+
+    /// The idle phase: ask for work, spin briefly, sleep; returns when a job is queued,
+    /// `done()` holds, or this worker was woken.
+    fn idle_until(&self, done: &impl Fn() -> bool) {
+        self.idle_until_deadline(done, None::<Instant>);
+    }
+
+    /// [`idle_until`](Self::idle_until), sleeping at most until `deadline`.
+    fn idle_until_deadline(&self, done: &impl Fn() -> bool, deadline: impl Into<Option<Instant>>) {
+        let deadline = deadline.into();
+        let registry = &*self.registry;
+        let queue = &registry.queue;
+        registry.enter_idle(self.index);
+        queue.start_searching();
+        if !self.spin_for_work(done) {
+            #[cfg(feature = "trace")]
+            self.shared()
+                .trace
+                .record(self.index, crate::trace::EventKind::Sleep);
+            // Sleeps unless a job is queued or the wait is over (checked under the lock).
+            // Sleeps are counted as they start, wake-ups as they end: a worker asleep
+            // right now shows one sleep more than wake-ups.
+            let counters = &self.shared().counters;
+            let slept = match deadline {
+                None => queue.sleep(self.index, || !done(), || bump(&counters.sleeps, 1)),
+                Some(deadline) => queue.sleep_until(
+                    self.index,
+                    || !done(),
+                    || bump(&counters.sleeps, 1),
+                    deadline,
+                ),
+            };
+            if slept {
+                bump(&counters.wakeups, 1);
+                #[cfg(feature = "trace")]
+                self.shared()
+                    .trace
+                    .record(self.index, crate::trace::EventKind::Wake);
+            }
+        }
+        // Woken, or work appeared: the caller looks at everything again.
+        queue.stop_searching();
+        registry.leave_idle();
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use super::*;
+    use crate::policy::MIN_RECORDED_FORKS;
+    use crate::ThreadPoolBuilder;
+
+    /// The first forks recorded while running a promoted job count as old; later ones,
+    /// and every fork outside such a job, carry the current epoch.
+    #[test]
+    fn only_the_first_forks_of_a_promoted_job_are_stamped_old() {
+        let pool = ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+        let stamps = pool.install(|| {
+            // SAFETY: `install` runs this on a worker of the pool.
+            let worker = unsafe { &*WorkerThread::current() };
+            let before = worker.fork_stamp();
+            worker.budget.set_old_left(MIN_RECORDED_FORKS as u8);
+            let inherited: Vec<Stamp> = (0..=MIN_RECORDED_FORKS)
+                .map(|_| worker.fork_stamp())
+                .collect();
+            (before, inherited)
+        });
+        assert_ne!(stamps.0, Stamp::LONG_AGO);
+        assert_eq!(
+            &stamps.1[..MIN_RECORDED_FORKS],
+            &[Stamp::LONG_AGO; MIN_RECORDED_FORKS]
+        );
+        assert_ne!(stamps.1[MIN_RECORDED_FORKS], Stamp::LONG_AGO);
+    }
+
+    /// The length of the calling worker's list.
+    fn list_len() -> usize {
+        // SAFETY: only called on workers, whose thread-local pointer is live.
+        unsafe { &*WorkerThread::current() }.jobs.len()
+    }
+
+    /// Runs `levels` levels of nested joins (2^levels - 1 forks) on a worker and returns
+    /// how many of those forks were recorded on its list. (With no heartbeat ticking,
+    /// no fork is old enough to be shared, so everything runs on the calling worker.)
+    fn recorded_forks(levels: u32) -> usize {
+        if levels == 0 {
+            return 0;
+        }
+        let before = list_len();
+        let (a, b) = crate::join(
+            || usize::from(list_len() > before) + recorded_forks(levels - 1),
+            || recorded_forks(levels - 1),
+        );
+        a + b
+    }
+
+    /// A computation that no heartbeat interrupted records only the top
+    /// `MIN_RECORDED_FORKS` forks of each subtree it enters with an empty list (3 per
+    /// level of a balanced tree's right spine); once a heartbeat arrived, every joined
+    /// fork's slot is refilled.
+    #[test]
+    fn only_work_that_lasts_through_a_heartbeat_keeps_recording_forks() {
+        const LEVELS: u32 = 9;
+        let bound = MIN_RECORDED_FORKS * LEVELS as usize;
+        let pool = ThreadPoolBuilder::new()
+            .num_threads(2)
+            .heartbeat_interval(Duration::from_secs(3600))
+            .build()
+            .unwrap();
+        let lasting = pool.install(|| {
+            // SAFETY: `install` runs this on a worker of the pool.
+            let worker = unsafe { &*WorkerThread::current() };
+            worker.shared().heartbeat.store(true, Ordering::Relaxed);
+            recorded_forks(LEVELS)
+        });
+        assert!(
+            lasting > bound,
+            "{lasting} forks recorded after a heartbeat"
+        );
+        // The idle worker may ask for work (raising our flag) while it spins after the
+        // pool starts; retry until a run saw no heartbeat or request at all.
+        let quiet = (0..1000).find_map(|_| {
+            let before = pool.stats().total().heartbeats;
+            let recorded = pool.install(|| recorded_forks(LEVELS));
+            (pool.stats().total().heartbeats == before).then_some(recorded)
+        });
+        let quiet = quiet.expect("some run saw no heartbeat");
+        assert!(
+            (MIN_RECORDED_FORKS..=bound).contains(&quiet),
+            "{quiet} forks recorded without a heartbeat"
+        );
+    }
+}
