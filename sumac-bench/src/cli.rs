@@ -29,7 +29,7 @@ pub struct Cli {
 const AFTER_HELP: &str = "\
 Implementations (--impls): seq (plain sequential code; always run, it is the reference), \
 sumac, rayon, rayon-tuned (loops only: best with_min_len of 1,16,256,4096, reported in `param`), \
-chili (tree-sum, fib), static (tree-sum: one hand-split subtree per OS thread).
+chili (tree-sum, fib), static (tree-sum: one hand-split subtree per OS thread), forte (spawn).
 
 Times are measured inside each pool; `per_unit_ns` is the median time per run divided by \
 the unit count (nodes, calls, elements, iterations, updates or multiply-adds).";
@@ -40,7 +40,7 @@ pub struct Common {
     /// Thread counts, comma-separated [default: 1,<available cores>; suite: 1,2,4,...,2x cores].
     #[arg(long, global = true, value_name = "LIST")]
     pub threads: Option<String>,
-    /// Implementations, comma-separated subset of seq,sumac,rayon,rayon-tuned,chili,static
+    /// Implementations, comma-separated subset of seq,sumac,rayon,rayon-tuned,chili,static,forte
     /// [default: every one the workload supports].
     #[arg(long, global = true, value_name = "LIST")]
     pub impls: Option<String>,
@@ -93,6 +93,9 @@ pub enum Command {
     SumSquares(LenArgs),
     /// par_sort_unstable and par_sort of random u64s (benches sort-unstable, sort-stable).
     Sort(SortArgs),
+    /// Spawned jobs at scale: fan-out and skynet spawn trees, a flat loop of spawns into
+    /// a scope, spawns from a thread outside the pool (ns per job).
+    Spawn(SpawnArgs),
     /// The headline suite (what runs without a subcommand).
     Headline,
     /// Every workload at its reference sizes with thread and cutoff sweeps: CSV, SVG and REPORT.md.
@@ -171,6 +174,38 @@ pub struct SortArgs {
     /// Which sort(s).
     #[arg(long, value_enum, default_value_t = SortChoice::Both)]
     pub kind: SortChoice,
+}
+
+/// Which spawn workloads `spawn` runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum SpawnChoice {
+    /// A binary tree of scoped spawns.
+    FanOut,
+    /// A 10-ary tree of scoped spawns summing leaf numbers.
+    Skynet,
+    /// One job spawning every job into a scope.
+    Flat,
+    /// Spawns from a thread outside the pool, then a wait for all.
+    External,
+    /// All four.
+    All,
+}
+
+/// `spawn` flags.
+#[derive(Args, Debug)]
+pub struct SpawnArgs {
+    /// Which workload(s).
+    #[arg(long, value_enum, default_value_t = SpawnChoice::All)]
+    pub shape: SpawnChoice,
+    /// Levels of the fan-out tree (2^D leaves).
+    #[arg(long, value_name = "D", default_value_t = 20)]
+    pub fan_out_depth: u64,
+    /// Levels of the skynet tree (10^D leaves).
+    #[arg(long, value_name = "D", default_value_t = 6)]
+    pub skynet_depth: u64,
+    /// Jobs of the flat and external workloads.
+    #[arg(long, value_name = "N", default_value_t = 1_000_000)]
+    pub jobs: u64,
 }
 
 /// `suite` flags.

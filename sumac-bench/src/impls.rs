@@ -24,17 +24,21 @@ pub enum Impl {
     Chili,
     /// The "parallel baseline": input split by hand, one part per thread, `std::thread::scope`.
     Static,
+    /// Forte (`forte` 1.0.0-alpha.4, the newest release that builds on Rust 1.95): a
+    /// heartbeat-scheduled pool with scopes, spawns and futures.
+    Forte,
 }
 
 impl Impl {
     /// Every implementation, in display order.
-    pub const ALL: [Impl; 6] = [
+    pub const ALL: [Impl; 7] = [
         Impl::Seq,
         Impl::Sumac,
         Impl::Rayon,
         Impl::RayonTuned,
         Impl::Chili,
         Impl::Static,
+        Impl::Forte,
     ];
 
     /// The name used in `--impls`, tables and CSV files.
@@ -46,6 +50,7 @@ impl Impl {
             Impl::RayonTuned => "rayon-tuned",
             Impl::Chili => "chili",
             Impl::Static => "static",
+            Impl::Forte => "forte",
         }
     }
 }
@@ -128,6 +133,9 @@ pub enum Ctx<'a, 's> {
         /// Number of parts / threads.
         threads: usize,
     },
+    /// On the measuring thread, which forte's calls make a worker of its pool for the
+    /// call ([`current_forte_pool`]).
+    Forte,
 }
 
 /// What the scheduler of a sumac pool did during one run, per second of wall time.
@@ -184,6 +192,109 @@ pub enum Pool {
     Rayon(rayon::ThreadPool),
     /// A Chili pool.
     Chili(chili::ThreadPool),
+    /// Forte's static pool, resized to `threads` workers. It is never emptied: shrinking
+    /// it to zero deadlocks in forte 1.0.0-alpha.4 (its resize joins the heartbeat thread
+    /// while holding the lock that thread waits for).
+    Forte,
+}
+
+/// Forte's pools are statics; the bench resizes this one for each thread count.
+static FORTE_POOL: forte::ThreadPool = forte::ThreadPool::new();
+
+/// Runs `f` on a worker of forte's pool and waits for it: the measuring thread does not
+/// become a worker itself (which forte makes of a thread that calls its pool), so the
+/// pool has exactly the workers it was sized for.
+fn on_forte_worker<F: FnOnce() -> R + Send, R: Send>(f: F) -> R {
+    /// The closure and its result, handed to the worker by address.
+    struct Call<F, R> {
+        f: Option<F>,
+        result: Option<R>,
+    }
+    /// Runs the call at `address` (a `Call<F, R>`).
+    ///
+    /// # Safety
+    /// `address` is a live `Call<F, R>` that nothing else touches meanwhile.
+    unsafe fn run<F: FnOnce() -> R, R>(address: usize) {
+        // SAFETY: forwarded from the caller.
+        let call = unsafe { &mut *(address as *mut Call<F, R>) };
+        let f = call.f.take().expect("the call runs once");
+        call.result = Some(f());
+    }
+    let mut call = Call {
+        f: Some(f),
+        result: None,
+    };
+    let address = std::ptr::addr_of_mut!(call) as usize;
+    let runner: unsafe fn(usize) = run::<F, R>;
+    let (done, finished) = std::sync::mpsc::channel::<()>();
+    FORTE_POOL.spawn(move |_| {
+        // SAFETY: `call` lives in the caller's frame until it received our message,
+        // sent after the last use of the address, and the caller does not touch it
+        // meanwhile.
+        unsafe { runner(address) };
+        let _ = done.send(());
+    });
+    finished
+        .recv()
+        .expect("the measuring job panicked on forte's worker");
+    call.result.take().expect("the measuring job ran")
+}
+
+/// Forte's pool (sized for the current run).
+pub fn current_forte_pool() -> &'static forte::ThreadPool {
+    &FORTE_POOL
+}
+
+/// The pool of the run in progress, for workloads that must call it from a thread
+/// outside the pool (spawns from outside, calls from `main`).
+#[derive(Clone, Copy)]
+pub enum PoolRef<'p> {
+    /// A sumac pool.
+    Sumac(&'p sumac::ThreadPool),
+    /// A Rayon pool.
+    Rayon(&'p rayon::ThreadPool),
+}
+
+/// The pool of the run in progress (see [`with_pool_set`]), as a type-erased pointer.
+static CURRENT_POOL: std::sync::Mutex<Option<(usize, bool)>> = std::sync::Mutex::new(None);
+
+/// Runs `f` with `pool` as the pool of the run in progress.
+pub fn with_pool_set<R>(pool: PoolRef<'_>, f: impl FnOnce() -> R) -> R {
+    let erased = match pool {
+        PoolRef::Sumac(p) => (p as *const sumac::ThreadPool as usize, true),
+        PoolRef::Rayon(p) => (p as *const rayon::ThreadPool as usize, false),
+    };
+    let previous = CURRENT_POOL.lock().unwrap().replace(erased);
+    /// Restores the previous pool when `f` returns or unwinds.
+    struct Restore(Option<(usize, bool)>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            *CURRENT_POOL.lock().unwrap() = self.0;
+        }
+    }
+    let _restore = Restore(previous);
+    f()
+}
+
+/// Calls `f` with the pool of the run in progress.
+///
+/// # Panics
+/// Outside [`with_pool_set`].
+pub fn with_current_pool<R>(f: impl FnOnce(PoolRef<'_>) -> R) -> R {
+    let (address, is_sumac) = CURRENT_POOL
+        .lock()
+        .unwrap()
+        .expect("no pool is set for this run");
+    // SAFETY: `with_pool_set` stores the address of a pool it borrows for as long as the
+    // address is set, and the runs that read it happen inside that call.
+    let pool = unsafe {
+        if is_sumac {
+            PoolRef::Sumac(&*(address as *const sumac::ThreadPool))
+        } else {
+            PoolRef::Rayon(&*(address as *const rayon::ThreadPool))
+        }
+    };
+    f(pool)
 }
 
 impl Pool {
@@ -209,6 +320,10 @@ impl Pool {
                 thread_count: NonZeroUsize::new(threads),
                 ..chili::Config::default()
             })),
+            Impl::Forte => {
+                FORTE_POOL.resize_to(threads.max(1));
+                Pool::Forte
+            }
         })
     }
 }
@@ -277,8 +392,9 @@ pub fn run_impl<W: Workload>(
             drain_trace(p);
             let before = p.stats();
             let t0 = Instant::now();
-            let mut out =
-                p.install(|| measure(cfg, progress, &mut bind(state, Ctx::Sumac), sampling));
+            let mut out = with_pool_set(PoolRef::Sumac(p), || {
+                p.install(|| measure(cfg, progress, &mut bind(state, Ctx::Sumac), sampling))
+            });
             let wall = t0.elapsed();
             let delta = p.stats().since(&before).total();
             out.activity = Some(SumacActivity::from_stats(delta, wall));
@@ -287,14 +403,21 @@ pub fn run_impl<W: Workload>(
             }
             out
         }
-        (Impl::Rayon | Impl::RayonTuned, Pool::Rayon(p)) => p.install(|| {
-            measure(
-                cfg,
-                progress,
-                &mut bind(state, Ctx::Rayon { min_len }),
-                sampling,
-            )
-        }),
+        (Impl::Rayon | Impl::RayonTuned, Pool::Rayon(p)) => {
+            with_pool_set(PoolRef::Rayon(p), || {
+                p.install(|| {
+                    measure(
+                        cfg,
+                        progress,
+                        &mut bind(state, Ctx::Rayon { min_len }),
+                        sampling,
+                    )
+                })
+            })
+        }
+        (Impl::Forte, Pool::Forte) => {
+            on_forte_worker(|| measure(cfg, progress, &mut bind(state, Ctx::Forte), sampling))
+        }
         (Impl::Chili, Pool::Chili(p)) => {
             let mut scope = p.scope();
             measure(

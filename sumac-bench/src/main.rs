@@ -24,12 +24,13 @@ use std::time::{Duration, Instant};
 
 use clap::Parser;
 
-use cli::{Cli, Command, Common, SortChoice};
+use cli::{Cli, Command, Common, SortChoice, SpawnChoice};
 use experiment::{ExperimentResult, Settings};
 use measure::MeasureConfig;
 use output::{FlagError, PendingFile};
 use specs::{Selection, Spec};
 use workloads::sort::SortKind;
+use workloads::spawn::SpawnShape;
 
 /// Why the run stopped early.
 enum Failure {
@@ -286,6 +287,34 @@ fn build_specs(
             kinds
                 .iter()
                 .map(|&k| specs::sort(len, k, sel))
+                .collect::<Result<_, _>>()?
+        }
+        Some(Command::Spawn(a)) => {
+            let fan_out = positive("--fan-out-depth", a.fan_out_depth)?;
+            if fan_out > 30 {
+                return Err(FlagError("--fan-out-depth: at most 30".into()));
+            }
+            let skynet = positive("--skynet-depth", a.skynet_depth)?;
+            if skynet > 9 {
+                return Err(FlagError("--skynet-depth: at most 9".into()));
+            }
+            let jobs = positive("--jobs", a.jobs)?;
+            let all = [
+                (SpawnShape::FanOut, fan_out),
+                (SpawnShape::Skynet, skynet),
+                (SpawnShape::Flat, jobs),
+                (SpawnShape::External, jobs),
+            ];
+            let chosen = |shape: SpawnShape| match a.shape {
+                SpawnChoice::All => true,
+                SpawnChoice::FanOut => shape == SpawnShape::FanOut,
+                SpawnChoice::Skynet => shape == SpawnShape::Skynet,
+                SpawnChoice::Flat => shape == SpawnShape::Flat,
+                SpawnChoice::External => shape == SpawnShape::External,
+            };
+            all.into_iter()
+                .filter(|&(shape, _)| chosen(shape))
+                .map(|(shape, size)| specs::spawn(shape, size, sel))
                 .collect::<Result<_, _>>()?
         }
     })

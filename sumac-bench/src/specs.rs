@@ -8,6 +8,7 @@ use crate::report::fmt_count;
 use crate::workloads::fib::{fib_calls, Fib};
 use crate::workloads::loops::{ForIrregular, Iota, Lu, Matmul, SumSquares};
 use crate::workloads::sort::{Sort, SortKind};
+use crate::workloads::spawn::{Spawn, SpawnShape};
 use crate::workloads::tree::{Shape, TreeSum};
 use crate::workloads::Workload;
 
@@ -261,6 +262,24 @@ pub fn sort(len: u64, kind: SortKind, sel: &Selection) -> Result<Spec, FlagError
     make(plan, sel, move || Sort::new(len as usize, kind, seed))
 }
 
+/// One spawn workload: `size` is a tree's depth or a number of jobs.
+pub fn spawn(shape: SpawnShape, size: u64, sel: &Selection) -> Result<Spec, FlagError> {
+    let bench = shape.bench_name();
+    let jobs = shape.jobs(size);
+    let title = match shape {
+        SpawnShape::FanOut => format!("spawn fan-out, depth {size} ({} jobs)", fmt_count(jobs)),
+        SpawnShape::Skynet => format!("spawn skynet, depth {size} ({} jobs)", fmt_count(jobs)),
+        SpawnShape::Flat => format!("spawn flat, {} jobs into one scope", fmt_count(jobs)),
+        SpawnShape::External => format!("spawn external, {} jobs from outside", fmt_count(jobs)),
+    };
+    let id = match shape {
+        SpawnShape::FanOut | SpawnShape::Skynet => format!("{bench}-{size}"),
+        SpawnShape::Flat | SpawnShape::External => format!("{bench}-{}", si(size)),
+    };
+    let plan = base(id, bench, title, size, "job", jobs);
+    make(plan, sel, move || Spawn::new(shape, size))
+}
+
 /// The headline suite: tree-sum 1,000 and 1,000,000 nodes and fib 30 with
 /// cutoffs 1 and 20 (tiny sizes with `smoke`).
 pub fn headline(smoke: bool, sel: &Selection) -> Result<Vec<Spec>, FlagError> {
@@ -326,6 +345,10 @@ pub fn suite(smoke: bool, sel: &Selection) -> Result<Vec<Spec>, FlagError> {
         sort(s(10_000_000, 5000), SortKind::Stable, &ends)?,
         matmul(s(1024, 30), &ends)?,
         for_irregular(s(100, 100), s(40, 20), &ends)?,
+        spawn(SpawnShape::FanOut, s(20, 8), sel)?,
+        spawn(SpawnShape::Skynet, s(6, 3), sel)?,
+        spawn(SpawnShape::Flat, s(1_000_000, 1000), sel)?,
+        spawn(SpawnShape::External, s(1_000_000, 1000), sel)?,
     ];
     // Drop duplicate ids that tiny sizes can create.
     let mut seen = std::collections::HashSet::new();

@@ -141,7 +141,7 @@ where
             // not touch it (or anything of the broadcast's) after this decrement.
             unsafe { CountLatch::decrement(latch.0) };
         });
-        registry.queue.push_to(index, job);
+        registry.queues.push_to(index, job);
     }
     latch.release_and_wait();
     let mut values = Vec::with_capacity(num_threads);
@@ -179,6 +179,6 @@ where
             let dropped = panic::catch_unwind(AssertUnwindSafe(move || drop(op)));
             registry::finish_spawned_job([ran.err(), dropped.err()].into_iter().flatten(), counted);
         });
-        registry.queue.push_to(index, job);
+        registry.queues.push_to(index, job);
     }
 }

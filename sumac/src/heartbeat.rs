@@ -170,7 +170,7 @@ fn rescue_quiet_workers(registry: &Registry, quiet: &mut [QuietWorker]) {
                 // Counted before the push, so that whoever sees the job done sees the
                 // count.
                 bump(&worker.counters.rescues, 1);
-                registry.queue.push([job]);
+                registry.queues.push([job]);
             }
             // Claimed now, or withdrawn (or replaced) meanwhile: the next tick compares
             // the slot afresh.

@@ -38,7 +38,7 @@ use std::ptr::{self, NonNull};
 
 use crate::latch::Latch;
 use crate::policy::Stamp;
-use crate::shared_queue::SharedQueue;
+use crate::queues::Queues;
 use crate::sync::AtomicU8;
 use std::sync::atomic::Ordering;
 
@@ -74,7 +74,7 @@ pub(crate) struct JobHeader {
     pub(crate) recorded_at: Cell<Stamp>,
     /// Where the owner of a [`JoinFrame`] waits: written by the owner whenever the job
     /// leaves `LOCAL` (and not before, to keep the fork path short), read by its runner.
-    owner: Cell<MaybeUninit<(NonNull<SharedQueue>, usize)>>,
+    owner: Cell<MaybeUninit<(NonNull<Queues>, usize)>>,
 }
 
 impl JobHeader {
@@ -92,7 +92,7 @@ impl JobHeader {
 
     /// Records whom to wake when this job is done. The owner calls this before the job
     /// leaves `LOCAL` (to be promoted, or run by the owner itself while it waits).
-    pub(crate) fn set_owner(&self, queue: &SharedQueue, index: usize) {
+    pub(crate) fn set_owner(&self, queue: &Queues, index: usize) {
         self.owner
             .set(MaybeUninit::new((NonNull::from(queue), index)));
     }

@@ -157,6 +157,7 @@ impl JobList {
     }
 
     /// Removes and returns the oldest job.
+    #[cfg(test)]
     pub(crate) fn pop_oldest(&self) -> Option<NonNull<JobHeader>> {
         let oldest = self.oldest.get()?;
         // SAFETY: `oldest` is on this list.
@@ -202,7 +203,7 @@ impl JobList {
 /// Only join frames are offered: a claimed job stays linked in its owner's list until
 /// the owner removes it, and a frame outlives that (its `join` waits for it), whereas a
 /// spawned heap job is freed by whoever runs it. (Spawned jobs go to the shared queue
-/// at once when a worker waits for work, see `Registry::push_job`.)
+/// at once when a worker waits for work, see `Registry::push_spawned`.)
 ///
 /// The owner pays a store when it records a fork and a swap when it removes it; forks
 /// that run as direct calls pay nothing.

@@ -308,7 +308,7 @@ where
 {
     let header = frame.header();
     if header.share.load(Ordering::Relaxed) == QUEUED
-        && worker.registry().queue.reclaim(frame.job_ref())
+        && worker.registry().queues.reclaim(frame.job_ref())
     {
         // SAFETY: RECLAIMED: nobody started the job and nobody will.
         let b = unsafe { frame.take_func() };

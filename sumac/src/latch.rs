@@ -85,7 +85,7 @@ impl Latch for WorkerLatch {
         let (registry, index) = unsafe { (Arc::clone(&(*this).registry), (*this).index) };
         // SAFETY: as above; we do not touch `*this` after this store.
         unsafe { (*this).done.store(true, Ordering::Release) };
-        registry.queue.wake(index);
+        registry.queues.wake(index);
     }
 }
 
@@ -153,7 +153,7 @@ impl CountLatch {
                 let (registry, index) = (Arc::clone(registry), *index);
                 // SAFETY: live until this decrement; not touched after it.
                 if unsafe { (*this).pending.fetch_sub(1, Ordering::AcqRel) } == 1 {
-                    registry.queue.wake(index);
+                    registry.queues.wake(index);
                 }
             }
             CountOwner::Thread(latch) => {

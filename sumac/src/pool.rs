@@ -1026,10 +1026,14 @@ impl ThreadPool {
     /// let pool = sumac::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
     /// assert_eq!(pool.yield_local(), None);
     /// pool.install(|| {
-    ///     pool.spawn_fifo(|| ()); // into the pool's shared queue
-    ///     assert_eq!(pool.yield_local(), Some(sumac::Yield::Idle)); // not this worker's own
-    ///     pool.spawn(|| ()); // onto this worker's own list (a one-thread pool)
+    ///     // From another thread: into the pool's injector, not this worker's own.
+    ///     std::thread::scope(|s| {
+    ///         s.spawn(|| pool.spawn(|| ()));
+    ///     });
+    ///     assert_eq!(pool.yield_local(), Some(sumac::Yield::Idle));
+    ///     pool.spawn(|| ()); // onto this worker's own deque
     ///     assert_eq!(pool.yield_local(), Some(sumac::Yield::Executed));
+    ///     assert_eq!(pool.yield_now(), Some(sumac::Yield::Executed)); // the injected one
     /// });
     /// ```
     pub fn yield_local(&self) -> Option<crate::Yield> {

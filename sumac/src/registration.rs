@@ -4,7 +4,6 @@ use std::cell::Cell;
 use std::ptr::{self};
 use std::sync::Arc;
 
-use crate::job::JobRef;
 use crate::pool::ThreadPoolBuildError;
 
 use crate::registry::Registry;
@@ -97,8 +96,8 @@ pub(crate) fn unregister_current_thread(registry: &Registry) {
         worker.wait_until(|| {
             registry.spawns_finished()
                 && worker.jobs.is_empty()
-                && registry.queue.queued() == 0
-                && registry.queue.addressed(0) == 0
+                && registry.queues.queued() == 0
+                && registry.queues.addressed(0) == 0
         });
     });
     end_registration(worker);
@@ -174,22 +173,12 @@ pub(crate) fn activate<R>(worker: &WorkerThread, f: impl FnOnce(&WorkerThread) -
         fn drop(&mut self) {
             let worker = self.0;
             let registry = &worker.registry;
-            // Only spawned heap jobs can be left (every recorded fork was joined before
-            // its call returned), and those are never offered for rescue.
+            // Every recorded fork was joined before its call returned; spawned jobs left
+            // on the worker's deques stay there, where the other workers steal them.
             debug_assert!(
-                worker.offered.iter().all(|slot| slot.get().is_none()),
+                worker.jobs.is_empty() && worker.offered.iter().all(|slot| slot.get().is_none()),
                 "a fork outlived its join"
             );
-            let leftover: Vec<JobRef> = std::iter::from_fn(|| {
-                let job = worker.jobs.pop_oldest()?;
-                // SAFETY: a job on our list is live; we own it.
-                unsafe { job.as_ref() }.set_owner(&registry.queue, worker.index);
-                Some(JobRef(job))
-            })
-            .collect();
-            if !leftover.is_empty() {
-                registry.queue.push(leftover);
-            }
             WORKER_THREAD.with(|current| current.set(ptr::null()));
             registry.count_idle();
         }

@@ -75,9 +75,9 @@ use crossbeam_utils::CachePadded;
 use crate::job::{JobRef, PanicPayload, StackJob};
 use crate::job_list::RescueSlot;
 use crate::latch::{FinishCount, LockLatch, WorkerLatch};
-use crate::policy::{self, Mechanism, Mechanisms, Stamp};
+use crate::policy::{self, Mechanism, Mechanisms};
 use crate::pool::{PanicHandler, ThreadHandler, ThreadPoolBuildError, ThreadPoolBuilder};
-use crate::shared_queue::SharedQueue;
+use crate::queues::Queues;
 use crate::stats::{PoolStats, WorkerCounters};
 use crate::thread_builder::{ThreadBuilder, ThreadSpawn};
 
@@ -90,7 +90,7 @@ use crate::worker::{WorkerShared, WorkerThread};
 
 /// A pool's shared state.
 pub(crate) struct Registry {
-    pub(crate) queue: SharedQueue,
+    pub(crate) queues: Queues,
     pub(crate) workers: Box<[CachePadded<WorkerShared>]>,
     /// Workers in the idle phase (spinning or asleep).
     pub(crate) idle: CachePadded<AtomicUsize>,
@@ -152,7 +152,7 @@ impl Registry {
             })
             .collect();
         let registry = Arc::new(Registry {
-            queue: SharedQueue::new(num_threads),
+            queues: Queues::new(num_threads),
             workers,
             idle: CachePadded::new(AtomicUsize::new(0)),
             last_request_ns: CachePadded::new(AtomicU64::new(0)),
@@ -289,7 +289,7 @@ impl Registry {
             // SAFETY: injected jobs only run on workers of this registry.
             op(unsafe { &*WorkerThread::current() })
         });
-        self.queue.push([job.job_ref()]);
+        self.queues.inject(job.job_ref());
         job.latch.wait();
         // SAFETY: the latch is set.
         unsafe { job.into_result() }
@@ -306,43 +306,34 @@ impl Registry {
             // SAFETY: injected jobs only run on workers of this registry.
             op(unsafe { &*WorkerThread::current() })
         });
-        self.queue.push([job.job_ref()]);
+        self.queues.inject(job.job_ref());
         current.wait_until(|| job.latch.probe());
         // SAFETY: the latch is set.
         unsafe { job.into_result() }
     }
 
-    /// Queues a heap job: on the calling worker's own list in a one-thread pool (plain
-    /// stores: nobody else could run it), else in the shared queue, where any idle
-    /// worker can take it at once.
+    /// Queues a spawned (heap) job: on the calling member's own deque if it is a member
+    /// of this pool (its FIFO one with `fifo`), else in the pool's injector. Either way
+    /// any idle member can take it at once.
     ///
-    /// A spawned job does not wait on its worker's list for a heartbeat to share it, as a
-    /// fork does: the spawning worker may go on to run code that makes no forks (the
-    /// rest of a scope's body, or another spawned job), and would not poll its heartbeat
-    /// until that ends, so spawned jobs would run one after the other. A spawn already
-    /// allocates, so the queue's lock costs it little. (Forks still waiting when their
-    /// worker stops polling are shared through the rescue offer instead, see
-    /// [`RescueSlot`]; a spawned job cannot be offered, because whoever runs it frees it,
-    /// while it would still be linked in its owner's list.)
-    pub(crate) fn push_job(&self, job: JobRef) {
-        let current = WorkerThread::current();
+    /// A spawned job does not wait on its worker's private list for a heartbeat to share
+    /// it, as a fork does: the spawning worker may go on to run code that makes no forks
+    /// (the rest of a scope's body, or another spawned job), and would not poll its
+    /// heartbeat until that ends. A spawn allocates anyway, so a deque push (a few
+    /// stores and a fence) costs it little.
+    pub(crate) fn push_spawned(&self, job: JobRef, fifo: bool) {
         // SAFETY: a non-null thread-local pointer refers to this thread's live worker.
-        if let Some(worker) = unsafe { current.as_ref() } {
-            if worker.solo && ptr::eq(Arc::as_ptr(&worker.registry), self) {
-                // SAFETY: a fresh heap job is live until it runs and is on no list.
-                unsafe {
-                    job.header().recorded_at.set(Stamp::LONG_AGO);
-                    worker.jobs.push(job.0);
-                }
-                return;
+        match unsafe { WorkerThread::current().as_ref() } {
+            Some(worker) if ptr::eq(Arc::as_ptr(&worker.registry), self) => {
+                self.queues.push_spawned(&worker.spawned, job, fifo);
             }
+            _ => self.queues.inject(job),
         }
-        self.queue.push([job]);
     }
 
     /// Wakes worker `index` if it sleeps (see [`crate::park`]).
     pub(crate) fn wake_worker(&self, index: usize) {
-        self.queue.wake(index);
+        self.queues.wake(index);
     }
 
     /// Reports a panic from a `spawn`ed job: the pool's panic handler, or abort.
@@ -412,7 +403,7 @@ impl Registry {
     /// which `wake_all` takes after the decrement, so none can miss it).
     pub(crate) fn release_live_unit(&self) {
         if self.live_spawns.fetch_sub(1, Ordering::AcqRel) == 1 {
-            self.queue.wake_all();
+            self.queues.wake_all();
         }
     }
 
@@ -429,7 +420,7 @@ impl Registry {
             return;
         }
         self.release_live_unit();
-        self.queue.wake_all();
+        self.queues.wake_all();
         self.heartbeat_park.notify();
     }
 
@@ -510,7 +501,7 @@ impl Registry {
     pub(crate) fn workers_waiting(&self) -> usize {
         self.idle
             .load(Ordering::Relaxed)
-            .saturating_sub(self.queue.queued())
+            .saturating_sub(self.queues.queued())
     }
 
     /// Claims the pool-wide right to share a fork of unknown size now (see

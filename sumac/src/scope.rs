@@ -1,7 +1,7 @@
 //! `scope` and `Scope::spawn`: fork work that may borrow from the enclosing stack frame.
 //!
 //! A spawned closure is boxed into a heap job and pushed on the spawning worker's own
-//! list (plain stores, like a fork); heartbeats share it like any other job. The scope
+//! deque, from which any idle worker may steal it at once (see [`crate::queues`]). The scope
 //! counts its outstanding jobs, plus one for its body while that runs; when the body
 //! returns, the scope's owner keeps running jobs (its own first) until the count is
 //! zero, and only then returns or re-raises a panic. Whoever brings the count to zero
@@ -11,8 +11,8 @@
 //! worker of another pool as its owner (it works through its own pool's jobs while it
 //! waits), or a thread outside every pool (it blocks on a latch).
 //!
-//! A [`ScopeFifo`] is the same scope whose `spawn_fifo` puts jobs in the pool's shared
-//! FIFO queue instead of the spawning worker's list, so they start in the order they
+//! A [`ScopeFifo`] is the same scope whose `spawn_fifo` puts jobs on the spawning
+//! worker's FIFO deque instead, so the jobs one thread spawns start in the order they
 //! were spawned.
 
 use std::marker::PhantomData;
@@ -85,8 +85,8 @@ impl<'scope> ScopeHandle<'scope> for Scope<'scope> {
     }
 }
 
-/// Spawns `body` into the scope of `handle`: on the spawning worker's list, or with
-/// `fifo` into the pool's shared FIFO queue.
+/// Spawns `body` into the scope of `handle`: on the spawning worker's LIFO deque, or with
+/// `fifo` its FIFO one (see [`Registry::push_spawned`]).
 fn spawn_into<'scope, S, BODY>(handle: &S, body: BODY, fifo: bool)
 where
     S: ScopeHandle<'scope>,
@@ -108,11 +108,7 @@ where
         // decrement that may free it.
         unsafe { Scope::job_finished(scope) };
     });
-    if fifo {
-        scope.registry.queue.push([job]);
-    } else {
-        scope.registry.push_job(job);
-    }
+    scope.registry.push_spawned(job, fifo);
 }
 
 /// Spawns one job per worker of the scope's pool into the scope of `handle`: each runs
@@ -150,7 +146,7 @@ where
             // decrement that may free it.
             unsafe { Scope::job_finished(scope) };
         });
-        scope.registry.queue.push_to(index, job);
+        scope.registry.queues.push_to(index, job);
     }
 }
 
@@ -386,9 +382,10 @@ impl<'scope> ScopeHandle<'scope> for ScopeFifo<'scope> {
 }
 
 impl<'scope> ScopeFifo<'scope> {
-    /// Spawns `body` into the scope, behind every job spawned before it: the job goes
-    /// into the pool's shared FIFO queue (one lock), where the workers take jobs in
-    /// order. Otherwise as [`Scope::spawn`].
+    /// Spawns `body` into the scope, behind every job this thread spawned before it with
+    /// `spawn_fifo`: the job goes on the spawning worker's own FIFO deque (or, outside the
+    /// pool, into its injector), where jobs are taken in order. Otherwise as
+    /// [`Scope::spawn`].
     ///
     /// ```
     /// use std::sync::Mutex;

@@ -10,9 +10,10 @@ use crate::registry::{self, Registry};
 /// the calling worker, as in Rayon), or on the global pool when called from outside any
 /// pool.
 ///
-/// On a worker of a pool with more than one thread, the job goes into the pool's shared
-/// queue at once, where an idle worker can take it while the spawning worker goes on; in
-/// a one-thread pool it goes on the worker's own list (newest first).
+/// On a worker, the job goes on that worker's own deque, from which any idle worker of
+/// the pool can steal it at once while the spawning worker goes on (the spawning worker
+/// itself runs its newest spawned job first); from outside the pool it goes into the
+/// pool's injector, from which the workers take jobs in order.
 ///
 /// ```
 /// let pool = sumac::ThreadPoolBuilder::new()
@@ -54,10 +55,10 @@ where
     registry::with_current_registry(|registry| spawn_in(registry, func, false));
 }
 
-/// Like [`spawn`], but behind every job spawned before it: the job goes into the pool's
-/// shared FIFO queue (one lock) even in a one-thread pool, where [`spawn`] uses the
-/// worker's own list, so jobs spawned with `spawn_fifo` start in the order they were
-/// spawned.
+/// Like [`spawn`], but first in, first out: on a worker the job goes on the worker's own
+/// FIFO deque, so the jobs one thread spawns with `spawn_fifo` start in the order they
+/// were spawned (as in Rayon). Mixed with [`spawn`], the worker runs its LIFO jobs
+/// first.
 ///
 /// ```
 /// let (sender, receiver) = std::sync::mpsc::channel();
@@ -74,8 +75,8 @@ where
     registry::with_current_registry(|registry| spawn_in(registry, func, true));
 }
 
-/// Spawns `func` into the pool of `registry`: on the calling worker's own list if it is
-/// the one worker of that pool, else (or with `fifo`) into the shared queue.
+/// Spawns `func` into the pool of `registry` (see [`Registry::push_spawned`]), counted in
+/// the pool's live count until it ran.
 pub(crate) fn spawn_in<F>(registry: &Arc<Registry>, func: F, fifo: bool)
 where
     F: FnOnce() + Send + 'static,
@@ -85,9 +86,5 @@ where
         let result = panic::catch_unwind(AssertUnwindSafe(func));
         registry::finish_spawned_job(result.err(), counted);
     });
-    if fifo {
-        registry.queue.push([job]);
-    } else {
-        registry.push_job(job);
-    }
+    registry.push_spawned(job, fifo);
 }

@@ -6,12 +6,121 @@
 //! interleavings. Worker-local state uses plain `Cell`s and never needs it.
 
 #[cfg(loom)]
-pub(crate) use loom::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicU8, AtomicUsize};
+pub(crate) use loom::sync::atomic::{
+    fence, AtomicBool, AtomicPtr, AtomicU64, AtomicU8, AtomicUsize,
+};
 #[cfg(loom)]
 pub(crate) use loom::sync::{Condvar, Mutex, MutexGuard};
 
 #[cfg(not(loom))]
-pub(crate) use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, AtomicU8, AtomicUsize};
+pub(crate) use std::sync::atomic::{
+    fence, AtomicBool, AtomicPtr, AtomicU64, AtomicU8, AtomicUsize,
+};
+
+pub(crate) use std::sync::atomic::Ordering;
+
+/// Work-stealing deques: crossbeam's, or under loom a lock-based stand-in with the same
+/// interface (crossbeam's deque is checked by crossbeam; the models check what sumac
+/// builds on it).
+pub(crate) mod deque {
+    #[cfg(not(loom))]
+    pub(crate) use crossbeam_deque::{Injector, Stealer, Worker};
+
+    #[cfg(loom)]
+    pub(crate) use self::model::{Injector, Stealer, Worker};
+
+    #[cfg(loom)]
+    mod model {
+        use std::collections::VecDeque;
+
+        use crossbeam_deque::Steal;
+        use loom::sync::{Arc, Mutex};
+
+        /// The owner's end of a deque: pops from the back (LIFO) or the front (FIFO).
+        pub(crate) struct Worker<T> {
+            items: Arc<Mutex<VecDeque<T>>>,
+            lifo: bool,
+        }
+
+        /// A thief's end: steals from the front.
+        pub(crate) struct Stealer<T> {
+            items: Arc<Mutex<VecDeque<T>>>,
+        }
+
+        /// A queue anyone may push to and steal from, first in first out.
+        pub(crate) struct Injector<T> {
+            items: Mutex<VecDeque<T>>,
+        }
+
+        impl<T> Worker<T> {
+            pub(crate) fn new_lifo() -> Self {
+                Worker {
+                    items: Arc::new(Mutex::new(VecDeque::new())),
+                    lifo: true,
+                }
+            }
+            pub(crate) fn new_fifo() -> Self {
+                Worker {
+                    items: Arc::new(Mutex::new(VecDeque::new())),
+                    lifo: false,
+                }
+            }
+            pub(crate) fn push(&self, item: T) {
+                self.items.lock().unwrap().push_back(item);
+            }
+            pub(crate) fn pop(&self) -> Option<T> {
+                let mut items = self.items.lock().unwrap();
+                if self.lifo {
+                    items.pop_back()
+                } else {
+                    items.pop_front()
+                }
+            }
+            pub(crate) fn is_empty(&self) -> bool {
+                self.items.lock().unwrap().is_empty()
+            }
+            pub(crate) fn stealer(&self) -> Stealer<T> {
+                Stealer {
+                    items: Arc::clone(&self.items),
+                }
+            }
+        }
+
+        impl<T> Stealer<T> {
+            pub(crate) fn steal(&self) -> Steal<T> {
+                match self.items.lock().unwrap().pop_front() {
+                    Some(item) => Steal::Success(item),
+                    None => Steal::Empty,
+                }
+            }
+            pub(crate) fn is_empty(&self) -> bool {
+                self.items.lock().unwrap().is_empty()
+            }
+        }
+
+        impl<T> Injector<T> {
+            pub(crate) fn new() -> Self {
+                Injector {
+                    items: Mutex::new(VecDeque::new()),
+                }
+            }
+            pub(crate) fn push(&self, item: T) {
+                self.items.lock().unwrap().push_back(item);
+            }
+            pub(crate) fn steal(&self) -> Steal<T> {
+                match self.items.lock().unwrap().pop_front() {
+                    Some(item) => Steal::Success(item),
+                    None => Steal::Empty,
+                }
+            }
+            pub(crate) fn is_empty(&self) -> bool {
+                self.items.lock().unwrap().is_empty()
+            }
+        }
+    }
+
+    pub(crate) use crossbeam_deque::Steal;
+}
 #[cfg(not(loom))]
 pub(crate) use std::sync::{Condvar, Mutex, MutexGuard};
 

@@ -16,6 +16,7 @@ use crate::policy::{
     self, recorded_forks_limit, ForkBudget, Mechanism, Mechanisms, ShareRequest, Stamp,
     MAX_RECORDED_FORKS, REQUESTS_PER_SPIN, SPIN_ROUNDS,
 };
+use crate::queues::SpawnDeques;
 use crate::stats::{bump, WorkerCounters};
 
 use crate::registry::Registry;
@@ -54,7 +55,10 @@ pub(crate) struct WorkerThread {
     pub(crate) budget: ForkBudget,
     /// The pool's mechanisms (see [`crate::policy::Mechanism`]).
     pub(crate) mechanisms: Mechanisms,
+    /// Recorded forks not yet joined (join frames on this thread's stack), oldest first.
     pub(crate) jobs: JobList,
+    /// Spawned jobs, stealable by every other member (see [`crate::queues`]).
+    pub(crate) spawned: SpawnDeques,
     /// The jobs offered in `WorkerShared::rescue`, slot by slot (as this worker last
     /// left them: the heartbeat thread may have claimed some since).
     pub(crate) offered: [Cell<Option<NonNull<JobHeader>>>; RESCUE_SLOTS],
@@ -77,14 +81,10 @@ pub(crate) fn worker_main(registry: Arc<Registry>, index: usize) {
     let registry = &worker.registry;
     registry.call_thread_handler(registry.start_handler.as_deref(), index);
     worker.wait_until(|| {
-        registry.spawns_finished()
-            && worker.jobs.is_empty()
-            && registry.queue.queued() == 0
-            && registry.queue.addressed(index) == 0
+        registry.spawns_finished() && worker.jobs.is_empty() && !registry.queues.has_work(index)
     });
     registry.call_thread_handler(registry.exit_handler.as_deref(), index);
-    // Jobs the exit handler spawned (on this list, or with `spawn_fifo` in the shared
-    // queue): run them here, with whatever they queue in turn. Handing them to the
+    // Jobs the exit handler spawned (on this worker's deques): run them here, with whatever they queue in turn. Handing them to the
     // workers still running is not enough: there may be none left (a one-worker pool,
     // or the last worker to exit), and the jobs would be lost. Nobody else queues work
     // now without also running this loop, so whoever exits last empties the queue.
@@ -105,6 +105,7 @@ impl WorkerThread {
             budget: ForkBudget::new(fork_limit, mechanisms),
             mechanisms,
             jobs: JobList::new(),
+            spawned: registry.queues.deques_for(index),
             offered: std::array::from_fn(|_| Cell::new(None)),
             forks: CachePadded::new(AtomicU64::new(0)),
             shared: NonNull::from(&*registry.workers[index]),
@@ -141,7 +142,9 @@ impl WorkerThread {
 
     /// Whether jobs of this worker wait: its own list's, or ones addressed to it.
     pub(crate) fn has_pending_jobs(&self) -> bool {
-        !self.jobs.is_empty() || self.registry.queue.addressed(self.index) > 0
+        !self.jobs.is_empty()
+            || !self.spawned.is_empty()
+            || self.registry.queues.addressed(self.index) > 0
     }
 
     /// Counts a fork (a plain per-worker counter, in a cache line of its own).
@@ -171,7 +174,7 @@ impl WorkerThread {
             // SAFETY: the caller keeps the job live as `RescueSlot::offer` requires, and
             // it is LOCAL with its owner recorded just before.
             unsafe {
-                job.as_ref().set_owner(&self.registry.queue, self.index);
+                job.as_ref().set_owner(&self.registry.queues, self.index);
                 self.shared().rescue[slot].offer(job);
             }
             self.offered[slot].set(Some(job));
@@ -310,11 +313,11 @@ impl WorkerThread {
             // SAFETY: `job` is on our list.
             unsafe { self.jobs.remove(job) };
             // SAFETY: a job on our list is live; we own it.
-            unsafe { job.as_ref() }.set_owner(&registry.queue, self.index);
+            unsafe { job.as_ref() }.set_owner(&registry.queues, self.index);
             promoted += 1;
             return Some(JobRef(job));
         });
-        registry.queue.push(oldest_jobs.take(wanted));
+        registry.queues.push(oldest_jobs.take(wanted));
         bump(&shared.counters.promotions, promoted);
         #[cfg(feature = "trace")]
         shared
@@ -331,7 +334,7 @@ impl WorkerThread {
             if done() {
                 if idled {
                     // Pushes that saw us searching woke nobody: pass their jobs on.
-                    self.registry.queue.hand_off();
+                    self.registry.queues.hand_off(self.index);
                 }
                 return;
             }
@@ -361,7 +364,7 @@ impl WorkerThread {
             idled = true;
         };
         if idled {
-            self.registry.queue.hand_off();
+            self.registry.queues.hand_off(self.index);
         }
         finished
     }
@@ -388,18 +391,36 @@ impl WorkerThread {
             // TAKEN gives us the right to run it.
             unsafe {
                 let header = job.as_ref();
-                header.set_owner(&self.registry.queue, self.index);
+                header.set_owner(&self.registry.queues, self.index);
                 header.share.store(TAKEN, Ordering::Relaxed);
                 JobHeader::execute(job);
             }
             return true;
         }
-        if let Some(job) = self.registry.queue.take_addressed(self.index) {
+        let queues = &self.registry.queues;
+        if let Some(job) = self.spawned.pop() {
+            // SAFETY: a job popped from our own deque is live, and only we have it.
+            unsafe { job.header() }
+                .share
+                .store(TAKEN, Ordering::Relaxed);
+            // SAFETY: as above.
+            unsafe { JobHeader::execute(job.0) };
+            return true;
+        }
+        if let Some(job) = queues.take_addressed(self.index) {
             self.run_shared(job);
             return true;
         }
         if shared {
-            if let Some(job) = self.registry.queue.take(false) {
+            if let Some(job) = queues.take() {
+                self.run_shared(job);
+                return true;
+            }
+            if let Some(job) = queues.steal(self.index) {
+                // SAFETY: a stolen job is live, and only we have it.
+                unsafe { job.header() }
+                    .share
+                    .store(TAKEN, Ordering::Relaxed);
                 self.run_shared(job);
                 return true;
             }
@@ -422,8 +443,13 @@ impl WorkerThread {
     /// otherwise wait until this spin ended (see `SCHEDULER.md`).
     fn spin_for_work(&self, done: &impl Fn() -> bool) -> bool {
         let registry = &*self.registry;
-        let work_or_done =
-            || registry.queue.queued() > 0 || registry.queue.addressed(self.index) > 0 || done();
+        let members = registry.queues.members();
+        let cursor = Cell::new(self.index);
+        let work_or_done = || {
+            let next = (cursor.get() + 1) % members;
+            cursor.set(next);
+            registry.queues.glance(self.index, next) || done()
+        };
         let start = Instant::now();
         let spin_limit = policy::spin_limit(registry.heartbeat_interval, self.mechanisms);
         let request_period = spin_limit / REQUESTS_PER_SPIN;
@@ -486,9 +512,9 @@ impl WorkerThread {
     fn idle_until_deadline(&self, done: &impl Fn() -> bool, deadline: impl Into<Option<Instant>>) {
         let deadline = deadline.into();
         let registry = &*self.registry;
-        let queue = &registry.queue;
+        let queues = &registry.queues;
         registry.enter_idle(self.index);
-        queue.start_searching();
+        queues.sleep.start_searching();
         if !self.spin_for_work(done) {
             #[cfg(feature = "trace")]
             self.shared()
@@ -498,15 +524,13 @@ impl WorkerThread {
             // Sleeps are counted as they start, wake-ups as they end: a worker asleep
             // right now shows one sleep more than wake-ups.
             let counters = &self.shared().counters;
-            let slept = match deadline {
-                None => queue.sleep(self.index, || !done(), || bump(&counters.sleeps, 1)),
-                Some(deadline) => queue.sleep_until(
-                    self.index,
-                    || !done(),
-                    || bump(&counters.sleeps, 1),
-                    deadline,
-                ),
-            };
+            let slept = queues.sleep.sleep(
+                self.index,
+                || !done(),
+                || !self.spawned.is_empty() || queues.has_work(self.index),
+                || bump(&counters.sleeps, 1),
+                deadline,
+            );
             if slept {
                 bump(&counters.wakeups, 1);
                 #[cfg(feature = "trace")]
@@ -516,7 +540,7 @@ impl WorkerThread {
             }
         }
         // Woken, or work appeared: the caller looks at everything again.
-        queue.stop_searching();
+        queues.sleep.stop_searching();
         registry.leave_idle();
     }
 }

@@ -47,26 +47,33 @@ pub fn yield_now() -> Option<Yield> {
     yield_on(None, true)
 }
 
-/// Like [`yield_now`], but runs only this worker's own pending jobs (its forks and
-/// spawned jobs, and jobs addressed to it, such as a broadcast's), never one shared with
-/// the whole pool.
+/// Like [`yield_now`], but runs only this worker's own pending jobs (its forks, the jobs
+/// it spawned, and jobs addressed to it, such as a broadcast's), never one from another
+/// worker or from outside the pool.
 ///
 /// ```
 /// use sumac::Yield;
 /// let pool = sumac::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
 /// let (sender, receiver) = std::sync::mpsc::channel();
+/// let outside = sender.clone();
+/// let pool = &pool;
 /// pool.install(move || {
-///     let fifo_sender = sender.clone();
-///     // `spawn_fifo` queues the job for the whole pool, not for this worker.
-///     sumac::spawn_fifo(move || fifo_sender.send("fifo").unwrap());
+///     // A job spawned from outside the pool waits in its injector: not this worker's.
+///     std::thread::scope(|s| {
+///         s.spawn(|| pool.spawn(move || outside.send("outside").unwrap()));
+///     });
 ///     assert_eq!(sumac::yield_local(), Some(Yield::Idle));
-///     // In a one-thread pool, `spawn` puts the job on this worker's own list.
-///     sumac::spawn(move || sender.send("own").unwrap());
+///     // Jobs spawned here go on this worker's own deques: the newest `spawn` first.
+///     let fifo_sender = sender.clone();
+///     sumac::spawn_fifo(move || fifo_sender.send("fifo").unwrap());
+///     sumac::spawn(move || sender.send("lifo").unwrap());
 ///     assert_eq!(sumac::yield_local(), Some(Yield::Executed));
-///     assert_eq!(receiver.try_recv(), Ok("own"));
-///     // `yield_now` also takes jobs from the pool's queue.
-///     assert_eq!(sumac::yield_now(), Some(Yield::Executed));
+///     assert_eq!(receiver.try_recv(), Ok("lifo"));
+///     assert_eq!(sumac::yield_local(), Some(Yield::Executed));
 ///     assert_eq!(receiver.try_recv(), Ok("fifo"));
+///     // `yield_now` also takes the job from outside.
+///     assert_eq!(sumac::yield_now(), Some(Yield::Executed));
+///     assert_eq!(receiver.try_recv(), Ok("outside"));
 /// });
 /// assert_eq!(sumac::yield_local(), None); // outside any pool
 /// ```

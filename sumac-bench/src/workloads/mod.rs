@@ -7,6 +7,7 @@
 pub mod fib;
 pub mod loops;
 pub mod sort;
+pub mod spawn;
 pub mod tree;
 
 use crate::impls::{Ctx, Impl};

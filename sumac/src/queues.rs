@@ -1,0 +1,300 @@
+//! `Queues`: every place where a pool's jobs wait for a member to take them, and the
+//! pool's [`Sleep`] state.
+//!
+//! - **Spawned jobs** (heap jobs of `spawn`, `Scope::spawn` and their FIFO kinds) go on
+//!   the spawning member's own deques (a LIFO one and a FIFO one: crossbeam's
+//!   work-stealing deques), or into the pool-wide **injector** when spawned from outside
+//!   the pool. Pushing is lock-free; idle members steal from the injector and from each
+//!   other's deques, also lock-free.
+//! - **Shared forks** (forks a worker promoted at a heartbeat, or that the heartbeat
+//!   thread rescued) wait in a mutex-protected FIFO, because their owner may take one
+//!   back before anyone started it (`reclaim`), which a deque cannot do. A worker shares
+//!   at most a few forks per heartbeat interval, so this lock is never hot.
+//! - **Inboxes**: jobs addressed to one member (a `broadcast` puts one in every inbox),
+//!   under one lock; rare.
+//!
+//! After publishing a job, the producer tells [`Sleep`] ([`Sleep::new_work`], or
+//! [`Sleep::wake`] for an inbox), whose protocol guarantees the job is never left while
+//! every member sleeps; [`has_work`](Queues::has_work) is what a member about to sleep
+//! re-checks.
+
+use std::collections::VecDeque;
+
+use crate::job::{JobRef, QUEUED, RECLAIMED, TAKEN};
+use crate::sleep::Sleep;
+use crate::sync::deque::{Injector, Steal, Stealer, Worker};
+use crate::sync::{self, AtomicUsize, Mutex, Ordering};
+
+/// A member's two deques of spawned jobs, owner's end (see [`Queues::deques_for`]).
+pub(crate) struct SpawnDeques {
+    /// `spawn` and `Scope::spawn`: the owner runs its newest first.
+    pub(crate) lifo: Worker<JobRef>,
+    /// `spawn_fifo` and `ScopeFifo::spawn_fifo`: the owner runs its oldest first.
+    pub(crate) fifo: Worker<JobRef>,
+}
+
+impl SpawnDeques {
+    /// The owner's next spawned job: its newest LIFO job, else its oldest FIFO one.
+    #[inline]
+    pub(crate) fn pop(&self) -> Option<JobRef> {
+        self.lifo.pop().or_else(|| self.fifo.pop())
+    }
+
+    /// Whether both are empty.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.lifo.is_empty() && self.fifo.is_empty()
+    }
+}
+
+struct MemberStealers {
+    lifo: Stealer<JobRef>,
+    fifo: Stealer<JobRef>,
+}
+
+/// The queues and sleep state of a pool.
+pub(crate) struct Queues {
+    pub(crate) sleep: Sleep,
+    /// Shared forks, oldest first.
+    shared: Mutex<VecDeque<JobRef>>,
+    /// `shared.len()`, readable without the lock.
+    queued: AtomicUsize,
+    /// Jobs addressed to one member each (`inboxes[index]`).
+    inboxes: Mutex<Vec<VecDeque<JobRef>>>,
+    /// `inboxes[index].len()` for each member, readable without the lock.
+    addressed: Box<[AtomicUsize]>,
+    /// Spawned jobs from threads outside the pool.
+    injector: Injector<JobRef>,
+    /// The thieves' ends of every member's deques.
+    stealers: Box<[MemberStealers]>,
+    /// The owners' ends, until each member takes its own (see `deques_for`).
+    unclaimed: Mutex<Vec<Option<SpawnDeques>>>,
+}
+
+impl Queues {
+    pub(crate) fn new(members: usize) -> Self {
+        let deques: Vec<SpawnDeques> = (0..members)
+            .map(|_| SpawnDeques {
+                lifo: Worker::new_lifo(),
+                fifo: Worker::new_fifo(),
+            })
+            .collect();
+        let stealers = deques
+            .iter()
+            .map(|deques| MemberStealers {
+                lifo: deques.lifo.stealer(),
+                fifo: deques.fifo.stealer(),
+            })
+            .collect();
+        Queues {
+            sleep: Sleep::new(members),
+            shared: Mutex::new(VecDeque::new()),
+            queued: AtomicUsize::new(0),
+            inboxes: Mutex::new((0..members).map(|_| VecDeque::new()).collect()),
+            addressed: (0..members).map(|_| AtomicUsize::new(0)).collect(),
+            injector: Injector::new(),
+            stealers,
+            unclaimed: Mutex::new(deques.into_iter().map(Some).collect()),
+        }
+    }
+
+    /// The owner's end of member `index`'s deques, handed out once, to the thread that
+    /// is that member.
+    pub(crate) fn deques_for(&self, index: usize) -> SpawnDeques {
+        sync::lock(&self.unclaimed)[index]
+            .take()
+            .expect("a member's deques are handed out once")
+    }
+
+    /// How many shared forks wait (a hint: it may change at any time).
+    #[inline]
+    pub(crate) fn queued(&self) -> usize {
+        self.queued.load(Ordering::Relaxed)
+    }
+
+    /// How many jobs wait in member `index`'s inbox (a hint, like [`queued`](Self::queued)).
+    #[inline]
+    pub(crate) fn addressed(&self, index: usize) -> usize {
+        self.addressed[index].load(Ordering::Relaxed)
+    }
+
+    /// Whether member `index` could find a job to take: a shared fork, a job in its
+    /// inbox, in the injector, or on any member's deques. Exact once the sleep protocol's
+    /// fence is passed (see [`Sleep`]); a hint otherwise.
+    pub(crate) fn has_work(&self, index: usize) -> bool {
+        self.queued.load(Ordering::SeqCst) > 0
+            || self.addressed[index].load(Ordering::SeqCst) > 0
+            || self.has_spawned_work()
+    }
+
+    /// Whether a spawned job waits in the injector or on any member's deques.
+    pub(crate) fn has_spawned_work(&self) -> bool {
+        !self.injector.is_empty()
+            || self
+                .stealers
+                .iter()
+                .any(|member| !member.lifo.is_empty() || !member.fifo.is_empty())
+    }
+
+    /// A cheap look for work while spinning: shared forks, member `index`'s inbox, the
+    /// injector, and the deques of member `cursor` (the caller moves it round).
+    #[inline]
+    pub(crate) fn glance(&self, index: usize, cursor: usize) -> bool {
+        self.queued() > 0
+            || self.addressed(index) > 0
+            || !self.injector.is_empty()
+            || self
+                .stealers
+                .get(cursor)
+                .is_some_and(|member| !member.lifo.is_empty() || !member.fifo.is_empty())
+    }
+
+    /// The number of members (workers and seats for other threads).
+    pub(crate) fn members(&self) -> usize {
+        self.stealers.len()
+    }
+
+    /// Pushes a spawned job on the calling member's own deque (`fifo`: the FIFO one).
+    pub(crate) fn push_spawned(&self, own: &SpawnDeques, job: JobRef, fifo: bool) {
+        if fifo {
+            own.fifo.push(job);
+        } else {
+            own.lifo.push(job);
+        }
+        self.sleep.new_work();
+    }
+
+    /// Queues a job from a thread outside the pool (a spawned job or an injected
+    /// closure).
+    pub(crate) fn inject(&self, job: JobRef) {
+        self.injector.push(job);
+        self.sleep.new_work();
+    }
+
+    /// Steals a spawned job for member `me`: from the injector, then from the other
+    /// members' deques, starting after `me`. Wakes another sleeper if jobs are left and
+    /// nobody else searches (the caller is not counted as searching any more).
+    pub(crate) fn steal(&self, me: usize) -> Option<JobRef> {
+        let job = steal_from(|| self.injector.steal()).or_else(|| {
+            let members = self.stealers.len();
+            (1..members).find_map(|offset| {
+                let member = &self.stealers[(me + offset) % members];
+                steal_from(|| member.lifo.steal()).or_else(|| steal_from(|| member.fifo.steal()))
+            })
+        })?;
+        self.sleep.hand_off(|| self.has_spawned_work());
+        Some(job)
+    }
+
+    /// Puts `job` (in state `LOCAL`, not a fork) in member `index`'s inbox, and wakes that
+    /// member if it is asleep.
+    pub(crate) fn push_to(&self, index: usize, job: JobRef) {
+        {
+            let mut inboxes = sync::lock(&self.inboxes);
+            // SAFETY: the job is live until it runs, which needs it to be in the inbox
+            // first.
+            unsafe { job.header() }
+                .share
+                .store(QUEUED, Ordering::Relaxed);
+            inboxes[index].push_back(job);
+            self.addressed[index].store(inboxes[index].len(), Ordering::SeqCst);
+        }
+        self.sleep.wake(index);
+    }
+
+    /// Takes the oldest job of member `index`'s inbox, moving it to `TAKEN`: the caller
+    /// (that member) must run it.
+    pub(crate) fn take_addressed(&self, index: usize) -> Option<JobRef> {
+        if self.addressed(index) == 0 {
+            return None;
+        }
+        let mut inboxes = sync::lock(&self.inboxes);
+        let job = inboxes[index].pop_front()?;
+        // SAFETY: a job in an inbox is live (see `push_to`).
+        let header = unsafe { job.header() };
+        debug_assert_eq!(header.share.load(Ordering::Relaxed), QUEUED);
+        header.share.store(TAKEN, Ordering::Relaxed);
+        self.addressed[index].store(inboxes[index].len(), Ordering::SeqCst);
+        Some(job)
+    }
+
+    /// Shares forks: each must be in state `LOCAL`, with its owner recorded.
+    pub(crate) fn push(&self, jobs: impl IntoIterator<Item = JobRef>) {
+        {
+            let mut shared = sync::lock(&self.shared);
+            for job in jobs {
+                // SAFETY: the job is live: its owner keeps it alive until it is DONE or
+                // RECLAIMED, and neither can happen before it is in the queue.
+                unsafe { job.header() }
+                    .share
+                    .store(QUEUED, Ordering::Relaxed);
+                shared.push_back(job);
+            }
+            self.queued.store(shared.len(), Ordering::SeqCst);
+        }
+        self.sleep.new_work();
+    }
+
+    /// Takes the oldest shared fork, moving it to `TAKEN`: the caller must run it. Wakes
+    /// another sleeper if forks are left and nobody else searches.
+    pub(crate) fn take(&self) -> Option<JobRef> {
+        if self.queued() == 0 {
+            return None;
+        }
+        let job = {
+            let mut shared = sync::lock(&self.shared);
+            let job = shared.pop_front()?;
+            // SAFETY: a queued job is live (see `push`).
+            let header = unsafe { job.header() };
+            debug_assert_eq!(header.share.load(Ordering::Relaxed), QUEUED);
+            header.share.store(TAKEN, Ordering::Relaxed);
+            self.queued.store(shared.len(), Ordering::SeqCst);
+            job
+        };
+        self.sleep.hand_off(|| self.queued() > 0);
+        Some(job)
+    }
+
+    /// Takes `job` back out of the shared queue if nobody has started it
+    /// (`QUEUED → RECLAIMED`). Returns false if another thread took it.
+    pub(crate) fn reclaim(&self, job: JobRef) -> bool {
+        let mut shared = sync::lock(&self.shared);
+        // SAFETY: the caller owns the job, which is alive until it returns.
+        let header = unsafe { job.header() };
+        if header.share.load(Ordering::Relaxed) != QUEUED {
+            return false;
+        }
+        let position = shared.iter().position(|&queued| queued == job);
+        let position = position.expect("a QUEUED job must be in the queue");
+        shared.remove(position);
+        header.share.store(RECLAIMED, Ordering::Relaxed);
+        self.queued.store(shared.len(), Ordering::SeqCst);
+        true
+    }
+
+    /// Wakes member `index` if it is asleep (after making its wait condition true).
+    pub(crate) fn wake(&self, index: usize) {
+        self.sleep.wake(index);
+    }
+
+    /// Wakes every sleeping member (termination).
+    pub(crate) fn wake_all(&self) {
+        self.sleep.wake_all();
+    }
+
+    /// Called by a member that searched for work during a wait and leaves the wait
+    /// without taking a job: a producer may have counted on it and woken nobody.
+    pub(crate) fn hand_off(&self, index: usize) {
+        self.sleep.hand_off(|| self.has_work(index));
+    }
+}
+
+/// The job of a steal, retrying while the deque asks to.
+fn steal_from(steal: impl Fn() -> Steal<JobRef>) -> Option<JobRef> {
+    loop {
+        match steal() {
+            Steal::Success(job) => return Some(job),
+            Steal::Empty => return None,
+            Steal::Retry => std::hint::spin_loop(),
+        }
+    }
+}
