@@ -25,7 +25,12 @@
 //!
 //! The crate has no code of its own: an item of Rayon that sumac did not have would be
 //! missing here too, so using it fails to compile, naming the item. As in Rayon, the
-//! pool API is rayon-core's, re-exported.
+//! pool API is rayon-core's, re-exported. The crate root holds Rayon's names only, so
+//! sumac's additions there are not reachable through it:
+//!
+//! ```compile_fail,E0425
+//! let stats = rayon::global_stats(); // error: cannot find function `global_stats`
+//! ```
 
 pub use sumac::array;
 pub use sumac::collections;
