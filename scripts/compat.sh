@@ -39,11 +39,15 @@ while [ $# -gt 0 ]; do
         *) echo "unknown argument: $1 (see --help)" >&2; exit 2 ;;
     esac
 done
-mkdir -p "$scratch" || exit 2
-scratch=$(cd "$scratch" && pwd)
-case "$scratch/" in
-    "$repo/"*) echo "the scratch folder must be outside the repository: $scratch" >&2; exit 2 ;;
-esac
+outside_repo() { # absolute-path
+    case "$1/" in
+        "$repo/"*) echo "the scratch folder must be outside the repository: $1" >&2; return 1 ;;
+    esac
+}
+case "$scratch" in /*) ;; *) scratch="$PWD/$scratch" ;; esac
+outside_repo "$scratch" || exit 2
+mkdir -p "$scratch" && scratch=$(cd "$scratch" && pwd) || exit 2
+outside_repo "$scratch" || exit 2
 
 # crate, version, features, test arguments (the crates' Rayon features, as in issue 28).
 crates=(
