@@ -77,8 +77,9 @@ pub mod vec {
 
 /// Rayon's `rayon::array` path: arrays by value run through a `Vec`.
 pub mod array {
-    /// The iterator over an array by value.
-    pub type IntoIter<T> = crate::iter::vec::IntoIter<T>;
+    /// The iterator over an array of `N` items by value (`N` as in Rayon's type; the
+    /// items run through a `Vec`).
+    pub type IntoIter<T, const N: usize> = crate::iter::vec::IntoIter<T>;
 }
 
 /// Rayon's `rayon::option` path.
@@ -114,8 +115,9 @@ pub mod collections {
         pub type Iter<'a, K, V> = super::Gathered<(&'a K, &'a V)>;
         /// The iterator over the entries with mutable references to the values.
         pub type IterMut<'a, K, V> = super::Gathered<(&'a K, &'a mut V)>;
-        /// The iterator of `par_drain`.
-        pub type Drain<K, V> = super::Gathered<(K, V)>;
+        /// The iterator of `par_drain` (the lifetime, Rayon's borrow of the map, is
+        /// unused: the items were gathered).
+        pub type Drain<'a, K, V> = super::Gathered<(K, V)>;
     }
 
     /// `HashSet` iterators.
@@ -124,8 +126,9 @@ pub mod collections {
         pub type IntoIter<T> = super::Gathered<T>;
         /// The iterator over references to the items.
         pub type Iter<'a, T> = super::Gathered<&'a T>;
-        /// The iterator of `par_drain`.
-        pub type Drain<T> = super::Gathered<T>;
+        /// The iterator of `par_drain` (the lifetime, Rayon's borrow of the set, is
+        /// unused: the items were gathered).
+        pub type Drain<'a, T> = super::Gathered<T>;
     }
 
     /// `BTreeMap` iterators.

@@ -193,7 +193,10 @@ impl<S> ThreadPoolBuilder<S> {
     /// The number of worker threads. `0` (the default) chooses automatically, as in Rayon:
     /// the `SUMAC_NUM_THREADS` environment variable if it holds a positive number (the
     /// counterpart of `RAYON_NUM_THREADS`), else one thread per available core (as
-    /// reported by [`std::thread::available_parallelism`]).
+    /// reported by [`std::thread::available_parallelism`]). With the `rayon-num-threads`
+    /// feature (which the `rayon` and `rayon-core` stand-in crates turn on),
+    /// `RAYON_NUM_THREADS` and `RAYON_RS_NUM_CPUS` are read as Rayon reads them when
+    /// `SUMAC_NUM_THREADS` is not set: `SUMAC_NUM_THREADS` wins.
     ///
     /// ```
     /// let pool = sumac::ThreadPoolBuilder::new().num_threads(3).build().unwrap();
@@ -588,14 +591,31 @@ impl<S: ThreadSpawn> ThreadPoolBuilder<S> {
 const MECHANISMS_VARIABLE: &str = "SUMAC_MECHANISMS";
 
 /// The thread count `num_threads(0)` stands for: `SUMAC_NUM_THREADS` if it holds a
-/// positive number, else one per available core. (Rayon also ignores a malformed
-/// `RAYON_NUM_THREADS`.)
+/// positive number; with the `rayon-num-threads` feature, then Rayon's variables as Rayon
+/// reads them; else one per available core.
 fn default_num_threads() -> usize {
+    let cores = || std::thread::available_parallelism().map_or(1, |n| n.get());
     std::env::var("SUMAC_NUM_THREADS")
         .ok()
         .and_then(|value| value.trim().parse::<usize>().ok())
         .filter(|&n| n > 0)
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+        .or_else(rayon_num_threads)
+        .unwrap_or_else(cores)
+}
+
+/// The thread count Rayon's variables ask for, read as rayon-core 1.13 reads them:
+/// `RAYON_NUM_THREADS` if it is a number (`0` standing for one thread per core, given
+/// here as `None`), else the deprecated `RAYON_RS_NUM_CPUS` if it is a positive number.
+/// Always `None` without the `rayon-num-threads` feature.
+fn rayon_num_threads() -> Option<usize> {
+    if !cfg!(feature = "rayon-num-threads") {
+        return None;
+    }
+    let read = |name| std::env::var(name).ok()?.parse::<usize>().ok();
+    match read("RAYON_NUM_THREADS") {
+        Some(n) => Some(n).filter(|&n| n > 0),
+        None => read("RAYON_RS_NUM_CPUS").filter(|&n| n > 0),
+    }
 }
 
 /// Why a pool could not be built (see [`ThreadPoolBuildError::kind`]).

@@ -495,3 +495,22 @@ where
         op,
     )
 }
+
+/// Shows the pool's size: the jobs and the closures are left out (Rayon's scopes are
+/// `Debug` too).
+impl std::fmt::Debug for Scope<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Scope")
+            .field("num_threads", &self.registry.num_threads())
+            .finish_non_exhaustive()
+    }
+}
+
+/// As for [`Scope`].
+impl std::fmt::Debug for ScopeFifo<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ScopeFifo")
+            .field("num_threads", &self.scope.registry.num_threads())
+            .finish_non_exhaustive()
+    }
+}

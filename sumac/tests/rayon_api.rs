@@ -426,7 +426,7 @@ fn rayon_module_paths_name_the_returned_types() {
     assert_eq!(it.count(), 10);
     let it: sumac::collections::hash_map::IterMut<'_, u8, u8> = map.par_iter_mut();
     assert_eq!(it.count(), 10);
-    let drained: sumac::collections::hash_map::Drain<u8, u8> = map.par_drain();
+    let drained: sumac::collections::hash_map::Drain<'_, u8, u8> = map.par_drain();
     assert_eq!(drained.count(), 10);
     let set: HashSet<u8> = (0..5).collect();
     let it: sumac::collections::hash_set::IntoIter<u8> = set.into_par_iter();
@@ -451,7 +451,7 @@ fn rayon_module_paths_name_the_returned_types() {
     assert_eq!(it.count(), 3);
     let it: sumac::vec::IntoIter<u8> = v.into_par_iter();
     assert_eq!(it.count(), 6);
-    let it: sumac::array::IntoIter<u8> = [1u8, 2].into_par_iter();
+    let it: sumac::array::IntoIter<u8, 2> = [1u8, 2].into_par_iter();
     assert_eq!(it.count(), 2);
     let mut text = String::from("héllo");
     let it: sumac::string::Drain = text.par_drain(..3);

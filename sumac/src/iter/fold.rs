@@ -265,33 +265,36 @@ where
     }
 }
 
-/// The iterator returned by [`ParallelIterator::try_fold`].
+/// The iterator returned by [`ParallelIterator::try_fold`]; `R` is the type `fold_op`
+/// returns (a parameter of Rayon's type too, so code naming the type names four).
 #[derive(Clone)]
 #[must_use = "parallel iterators are lazy and do nothing unless consumed"]
-pub struct TryFold<I, ID, F> {
+pub struct TryFold<I, R, ID, F> {
     base: I,
     identity: ID,
     fold_op: F,
+    marker: std::marker::PhantomData<R>,
 }
 
 /// Shows the base iterator only: the identity and the closure are left out.
-impl<I: std::fmt::Debug, ID, F> std::fmt::Debug for TryFold<I, ID, F> {
+impl<I: std::fmt::Debug, R, ID, F> std::fmt::Debug for TryFold<I, R, ID, F> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("TryFold").field("base", &self.base).finish()
     }
 }
 
-impl<I, ID, F> TryFold<I, ID, F> {
+impl<I, R, ID, F> TryFold<I, R, ID, F> {
     pub(super) fn new(base: I, identity: ID, fold_op: F) -> Self {
         TryFold {
             base,
             identity,
             fold_op,
+            marker: std::marker::PhantomData,
         }
     }
 }
 
-impl<I, ID, F, T, R> ParallelIterator for TryFold<I, ID, F>
+impl<I, ID, F, T, R> ParallelIterator for TryFold<I, R, ID, F>
 where
     I: ParallelIterator,
     F: Fn(T, I::Item) -> R + Sync + Send,

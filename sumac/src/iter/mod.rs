@@ -1102,7 +1102,7 @@ pub trait ParallelIterator: Sized + Send {
     ///     .try_reduce(|| 0, u32::checked_add);
     /// assert_eq!(total, Some(5050));
     /// ```
-    fn try_fold<T, R, ID, F>(self, identity: ID, fold_op: F) -> TryFold<Self, ID, F>
+    fn try_fold<T, R, ID, F>(self, identity: ID, fold_op: F) -> TryFold<Self, R, ID, F>
     where
         F: Fn(T, Self::Item) -> R + Sync + Send,
         ID: Fn() -> T + Sync + Send,
