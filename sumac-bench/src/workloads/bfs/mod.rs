@@ -399,7 +399,7 @@ mod tests {
     #[test]
     fn the_protocol_reports_teps_and_fails_on_a_broken_search() {
         let input = Arc::new(Input::from_edges(
-            2000,
+            1 << 11,
             kronecker::edges(11, 16, 3),
             8,
             1,

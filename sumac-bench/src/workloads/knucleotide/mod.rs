@@ -246,10 +246,11 @@ mod tests {
         let seq = b"GGTATTTTAATTTATAGTGGTA".to_vec();
         let mut words = vec![0; packed_words(seq.len())];
         let out = report(&count_seq(&seq, &mut words), seq.len());
-        // 22 bases: T 11, A 6, G 5 (and no C); 21 dimers.
+        // 22 bases: T 11, A 6, G 5 (and no C); 21 dimers: TA and TT 5 each, AT
+        // and GT 3, GG 2, AA, AG and TG 1; GGT at 0 and 18.
         let want = "T 50.000\nA 27.273\nG 22.727\n\n\
-                    TA 19.048\nTT 19.048\nAT 14.286\nGG 9.524\nGT 9.524\nAA 4.762\nAG 4.762\nTG 4.762\n\n\
-                    3\tGGT\n2\tGGTA\n1\tGGTATT\n1\tGGTATTTTAATT\n1\tGGTATTTTAATTTATAGT\n";
+                    TA 23.810\nTT 23.810\nAT 14.286\nGT 14.286\nGG 9.524\nAA 4.762\nAG 4.762\nTG 4.762\n\n\
+                    2\tGGT\n2\tGGTA\n1\tGGTATT\n1\tGGTATTTTAATT\n1\tGGTATTTTAATTTATAGT\n";
         assert_eq!(out, want);
         assert_eq!(encode("GGT"), encode("GGTA") & 0x3f);
     }
