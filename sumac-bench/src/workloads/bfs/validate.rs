@@ -232,7 +232,6 @@ pub fn validate(edges: &[Edge], key: u32, parent: &[u32]) -> Result<Valid, Inval
             ),
         );
     }
-    drop(fail);
     if let Some(first) = failures.into_iter().min_by_key(|f| f.check) {
         return Err(first);
     }
