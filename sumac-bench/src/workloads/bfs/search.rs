@@ -234,11 +234,13 @@ macro_rules! par_searches {
                 parent: &[std::sync::atomic::AtomicU32],
                 frontier: &[u32],
             ) -> (Vec<u32>, usize) {
+                // The closure owns copies of the references it reads (`move`), so
+                // they are not reloaded through the environment for every edge.
                 frontier
                     .par_iter()
                     .fold(
                         || (Vec::new(), 0),
-                        |(mut next, mut degrees), &u| {
+                        move |(mut next, mut degrees), &u| {
                             for &v in g.neighbors(u) {
                                 if claim(parent, v, u) {
                                     next.push(v);
@@ -288,7 +290,7 @@ macro_rules! par_searches {
                             awake = curr
                                 .par_iter()
                                 .enumerate()
-                                .map(|(w, word)| {
+                                .map(move |(w, word)| {
                                     let bits = bottom_up_word(
                                         g,
                                         w,

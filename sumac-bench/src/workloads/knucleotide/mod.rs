@@ -40,13 +40,15 @@ macro_rules! par_kernel {
                 let packed = Packed::new(words, len);
                 // A piece's table is boxed: `fold` passes its accumulator by value
                 // from item to item, and a pointer stays in a register where the
-                // table itself would be copied through memory every time.
+                // table itself would be copied through memory every time. The
+                // closure owns copies of `packed` and `k` (`move`): read through
+                // references, they were reloaded for every position.
                 FRAMES
                     .par_iter()
                     .map(|&k| {
                         *(0..packed.positions(k))
                             .into_par_iter()
-                            .fold(Box::<Table>::default, |mut table, i| {
+                            .fold(Box::<Table>::default, move |mut table, i| {
                                 bump(&mut table, packed.kmer(i, k));
                                 table
                             })
