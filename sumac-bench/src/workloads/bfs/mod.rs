@@ -5,8 +5,10 @@
 //! and the search keys (random vertices of degree at least 1). Generating and
 //! building are timed once and reported as notes.
 //!
-//! A timed run is one search from the next key (keys taken in turn, from the
-//! first after a reset), so a row's median is the median time per search; its
+//! A timed run is one search: `seq` runs take the keys in turn (from the first
+//! after a reset), and a parallel run searches the key of the last `seq` run, so
+//! the samples taken alternately with `seq` (the only way these rows are sampled)
+//! compare searches of the same key; a row's median is a median time per search; its
 //! units are the mean number of input edges in a key's component (the edges a
 //! search traverses, by Graph500's count), so `per_unit_ns` is ns per traversed
 //! edge. The protocol ([`Workload::protocol`]) then runs Graph500's kernel 2 for
@@ -168,7 +170,11 @@ pub struct State {
     last_parallel: bool,
     /// The last search's key.
     last_key: u32,
-    next_key: usize,
+    /// Runs of `seq` since the reset: each searches the next key in turn.
+    seq_runs: usize,
+    /// The key index a parallel run searches: that of the last `seq` run, so a
+    /// sample taken alternately with `seq` (which runs first) searches its key.
+    paired_key: usize,
 }
 
 impl State {
@@ -230,12 +236,14 @@ impl Workload for Bfs {
             par: ParScratch::new(n),
             last_parallel: false,
             last_key: 0,
-            next_key: 0,
+            seq_runs: 0,
+            paired_key: 0,
         }
     }
 
     fn reset(&self, state: &mut State) {
-        state.next_key = 0;
+        state.seq_runs = 0;
+        state.paired_key = 0;
     }
 
     fn supports(imp: Impl) -> bool {
@@ -244,10 +252,14 @@ impl Workload for Bfs {
 
     fn run(&self, ctx: &mut Ctx<'_, '_>, state: &mut State, _: u64) -> u64 {
         let keys = &self.input.keys;
-        let Some(&key) = keys.get(state.next_key % keys.len().max(1)) else {
+        if keys.is_empty() {
             return 0;
-        };
-        state.next_key += 1;
+        }
+        if matches!(ctx, Ctx::Seq) {
+            state.paired_key = state.seq_runs % keys.len();
+            state.seq_runs += 1;
+        }
+        let key = keys[state.paired_key];
         self.search(ctx, state, key);
         0
     }

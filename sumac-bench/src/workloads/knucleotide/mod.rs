@@ -6,7 +6,7 @@
 //! read as the program reads its standard input (untimed). A run packs the
 //! sequence two bits a base, counts, and writes the report; `seq` does it in
 //! plain loops; `sumac` and `rayon` pack in a parallel loop, run one task per k
-//! (a parallel loop over the k's) and split each k's positions with a parallel
+//! (a parallel loop over the k's, longest first) and split each k's positions with a parallel
 //! `fold` into per-piece tables that `reduce` merges (the smaller into the
 //! larger). The split points are the scheduler's: the code has no grain size.
 //! Every run's report must equal `seq`'s byte for byte.
@@ -33,7 +33,7 @@ macro_rules! par_kernel {
             /// Packs `seq` into `words` and counts its k-mers: one table per frame.
             pub fn count(seq: &[u8], words: &mut [u64]) -> Vec<Table> {
                 let len = seq.len();
-                words.par_iter_mut().enumerate().for_each(|(j, w)| {
+                words.par_iter_mut().enumerate().for_each(move |(j, w)| {
                     let start = (j * 32).min(len);
                     *w = pack_word(&seq[start..(start + 32).min(len)]);
                 });
@@ -42,9 +42,13 @@ macro_rules! par_kernel {
                 // from item to item, and a pointer stays in a register where the
                 // table itself would be copied through memory every time. The
                 // closure owns copies of `packed` and `k` (`move`): read through
-                // references, they were reloaded for every position.
-                FRAMES
+                // references, they were reloaded for every position. The frames run
+                // longest first (k = 18 has the largest table), so the short ones
+                // fill the end and the positions split off there are of small
+                // tables, cheap to merge.
+                let mut tables: Vec<Table> = FRAMES
                     .par_iter()
+                    .rev()
                     .map(|&k| {
                         *(0..packed.positions(k))
                             .into_par_iter()
@@ -54,7 +58,9 @@ macro_rules! par_kernel {
                             })
                             .reduce(Box::<Table>::default, |a, b| Box::new(merge(*a, *b)))
                     })
-                    .collect()
+                    .collect();
+                tables.reverse();
+                tables
             }
         }
     };
