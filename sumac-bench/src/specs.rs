@@ -318,9 +318,9 @@ pub fn bfs(
 
 /// k-nucleotide over the `>THREE` section of `fasta n` (5n bases).
 pub fn knucleotide(n: u64, print: bool, sel: &Selection) -> Result<Spec, FlagError> {
-    if n > 400_000_000 {
+    if n > 50_000_000 {
         return Err(FlagError(
-            "--n: at most 400,000,000 (the sequence and its tables must fit in memory)".into(),
+            "--n: at most 50,000,000 (twice the reference; the k = 18 table of a larger input may not fit in memory)".into(),
         ));
     }
     let plan = base(

@@ -39,7 +39,8 @@ use search::{ParScratch, SeqScratch};
 pub const EDGE_FACTOR: u64 = 16;
 /// The smallest scale accepted.
 pub const MIN_SCALE: u32 = 1;
-/// The largest scale accepted: 2^26 vertices and 2^30 edges need about 16 GB.
+/// The largest scale accepted: 2^26 vertices and 2^30 edges (the edge list and
+/// the graph) need about 20 GB, most of a 24 GB machine.
 pub const MAX_SCALE: u32 = 26;
 
 /// Which search a bench runs.

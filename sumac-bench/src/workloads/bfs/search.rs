@@ -14,9 +14,10 @@
 //!   benchmark suite's rules and constants): top-down while the frontier's edges
 //!   are few, else bottom-up, where every unreached vertex scans its neighbours
 //!   for one in the frontier bitmap and takes the first as its parent. A
-//!   bottom-up step writes each word of the next bitmap from one loop item (64
-//!   vertices, the bitmap's unit), so it needs no atomic operation at all. The
-//!   sequential twin runs the same steps in plain loops.
+//!   bottom-up step writes each word of the next bitmap, and the parents of its
+//!   64 vertices, from one loop item (a word is the bitmap's unit), so it needs no
+//!   read-modify-write at all. The sequential twin runs the same steps in plain
+//!   loops.
 
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
 

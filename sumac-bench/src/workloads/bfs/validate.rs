@@ -279,7 +279,8 @@ mod tests {
 
     #[test]
     fn check_2_fails_on_a_parent_outside_the_tree() {
-        // 2's parent 4 is unreached (and {2, 4} is no edge: check 5 fails too).
+        // 2's parent 4 is unreached; a vertex whose chain leaves the tree has no
+        // level, so checks 3 and 5 skip it.
         assert_eq!(check_of(&[0, 0, 4, 0, N]), Some(Check::TreeEdgeLevels));
         assert_eq!(check_of(&[0, 0, 9, 0, N]), Some(Check::TreeEdgeLevels));
     }
@@ -293,8 +294,8 @@ mod tests {
     #[test]
     fn check_4_fails_on_a_tree_missing_or_exceeding_the_component() {
         assert_eq!(check_of(&[0, 0, N, 0, N]), Some(Check::SpansComponent));
-        // 4 claimed through a non-edge: it joins no component vertex (check 5
-        // fails too), and its self-loop keeps check 4 quiet, so take another graph.
+        // A vertex of another component claimed (through a non-edge, so check 5
+        // fails too): its edge to the unreached 3 fails check 4 first.
         let edges = [[0, 1], [2, 3]];
         assert_eq!(
             validate(&edges, 0, &[0, 0, 1, N]).err().map(|e| e.check),
