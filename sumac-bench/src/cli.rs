@@ -96,6 +96,10 @@ pub enum Command {
     /// Spawned jobs at scale: fan-out and skynet spawn trees, a flat loop of spawns into
     /// a scope, spawns from a thread outside the pool (ns per job).
     Spawn(SpawnArgs),
+    /// Graph500 BFS (kernel 2) on a Kronecker graph: 64 validated searches, harmonic-mean TEPS.
+    Bfs(BfsArgs),
+    /// The benchmarks game's k-nucleotide: count the k-mers of fasta's >THREE section.
+    Knucleotide(KnucleotideArgs),
     /// The headline suite (what runs without a subcommand).
     Headline,
     /// Every workload at its reference sizes with thread and cutoff sweeps: CSV, SVG and REPORT.md.
@@ -206,6 +210,45 @@ pub struct SpawnArgs {
     /// Jobs of the flat and external workloads.
     #[arg(long, value_name = "N", default_value_t = 1_000_000)]
     pub jobs: u64,
+}
+
+/// Which BFS variants `bfs` runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum DirectionChoice {
+    /// Level-synchronous top-down search only (bench `bfs`).
+    TopDown,
+    /// Direction-optimising search only (bench `bfs-do`).
+    Optimizing,
+    /// Both, as two benches on the same graph.
+    Both,
+}
+
+/// `bfs` flags.
+#[derive(Args, Debug)]
+pub struct BfsArgs {
+    /// log2 of the vertex count (Graph500's SCALE; edge factor 16)
+    /// [default: 20; with --smoke: 16; Graph500's reference: 22].
+    #[arg(long, value_name = "S")]
+    pub scale: Option<u32>,
+    /// Search keys: random vertices of degree at least 1, each searched and
+    /// validated once per implementation and thread count.
+    #[arg(long, value_name = "K", default_value_t = 64)]
+    pub keys: u64,
+    /// Which searches.
+    #[arg(long, value_enum, default_value_t = DirectionChoice::Both)]
+    pub direction: DirectionChoice,
+}
+
+/// `knucleotide` flags.
+#[derive(Args, Debug)]
+pub struct KnucleotideArgs {
+    /// fasta's N: the >THREE section has 5N bases
+    /// [default: 2,500,000; with --smoke: 10,000; the benchmarks game's reference: 25,000,000].
+    #[arg(long = "n", value_name = "N")]
+    pub n: Option<u64>,
+    /// Print the program's output (seq's) before measuring.
+    #[arg(long)]
+    pub print: bool,
 }
 
 /// `suite` flags.

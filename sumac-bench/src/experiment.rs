@@ -43,6 +43,10 @@ pub struct Plan {
     pub threads: Vec<usize>,
     /// What a parameter-sweep plot shows.
     pub sweep_metric: SweepMetric,
+    /// Sample `seq` alternately with every implementation even when one `seq` run
+    /// takes longer than [`PAIR_BELOW_NS`] (the applications, whose ratios are
+    /// targets: on a shared machine only paired samples compare like with like).
+    pub pair_long_runs: bool,
 }
 
 impl Plan {
@@ -108,6 +112,9 @@ pub struct ExperimentResult {
     pub traces: Vec<TraceRun>,
     /// Runs skipped because the time budget ran out.
     pub skipped_runs: usize,
+    /// Lines the workload reported: about its input, then one per run whose
+    /// protocol reported one (Graph500's TEPS).
+    pub notes: Vec<String>,
 }
 
 /// Why an experiment stopped: an implementation's result differs from the
@@ -138,6 +145,14 @@ pub fn run_experiment<W: Workload>(
         plan.run_count::<W>() * settings.measure.samples as u64,
         settings.progress,
     );
+    // Units counted on the built input replace the plan's estimate.
+    let plan = &{
+        let mut plan = plan.clone();
+        if let Some(units) = workload.units() {
+            plan.units = units.max(1);
+        }
+        plan
+    };
     let mut state = workload.new_state();
     let mut result = ExperimentResult {
         plan: plan.clone(),
@@ -145,6 +160,7 @@ pub fn run_experiment<W: Workload>(
         activity: Vec::new(),
         traces: Vec::new(),
         skipped_runs: 0,
+        notes: workload.input_notes(),
     };
 
     let seq_params: Vec<Option<u64>> = if W::SEQ_USES_PARAM {
@@ -169,6 +185,7 @@ pub fn run_experiment<W: Workload>(
             &progress,
             false,
         );
+        take_protocol(&mut result, plan, Impl::Seq, 1, p, &out, &progress)?;
         let s = Summary::of(&out.samples_ns);
         reference.push((p, s.median, out.check));
         result
@@ -199,7 +216,7 @@ pub fn run_experiment<W: Workload>(
                 } else {
                     &[1]
                 };
-                let sampling = if seq_for(p).0 < PAIR_BELOW_NS {
+                let sampling = if plan.pair_long_runs || seq_for(p).0 < PAIR_BELOW_NS {
                     Sampling::Paired
                 } else {
                     Sampling::Alone
@@ -222,6 +239,7 @@ pub fn run_experiment<W: Workload>(
                     if settings.inject_mismatch {
                         out.check ^= 1;
                     }
+                    take_protocol(&mut result, plan, imp, threads, p, &out, &progress)?;
                     let (_, want) = seq_for(p);
                     if out.check != want {
                         progress.finish();
@@ -271,6 +289,31 @@ pub fn run_experiment<W: Workload>(
     }
     progress.finish();
     Ok(result)
+}
+
+/// Records the line a run's protocol reported, or fails the experiment (exit 1)
+/// when the protocol found a wrong result.
+fn take_protocol(
+    result: &mut ExperimentResult,
+    plan: &Plan,
+    imp: Impl,
+    threads: usize,
+    p: Option<u64>,
+    out: &RunOutcome,
+    progress: &Progress,
+) -> Result<(), RunError> {
+    let who = label_tail(plan, imp, threads, p);
+    if let Some(why) = &out.failure {
+        progress.finish();
+        return Err(RunError(format!(
+            "result mismatch: {} {}: {who}: {why}",
+            plan.bench, plan.size
+        )));
+    }
+    if let Some(note) = &out.note {
+        result.notes.push(format!("{who}: {note}"));
+    }
+    Ok(())
 }
 
 fn param_text(p: Option<u64>) -> String {

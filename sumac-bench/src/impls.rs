@@ -180,6 +180,10 @@ pub struct RunOutcome {
     pub activity: Option<SumacActivity>,
     /// Timeline events recorded by sumac (feature `trace`, when requested).
     pub trace: Vec<sumac::trace::Event>,
+    /// The line the workload's protocol reported, if any.
+    pub note: Option<String>,
+    /// Why the workload's protocol found a result wrong (a mismatch).
+    pub failure: Option<String>,
 }
 
 /// A thread pool of one implementation, built once per thread count.
@@ -353,6 +357,9 @@ impl<W: Workload> Target for Bound<'_, '_, '_, W> {
     }
     fn check(&self, out: u64) -> u64 {
         self.workload.check(self.state, out)
+    }
+    fn protocol(&mut self) -> Result<Option<String>, String> {
+        self.workload.protocol(&mut self.ctx, self.state)
     }
 }
 

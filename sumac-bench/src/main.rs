@@ -317,6 +317,14 @@ fn build_specs(
                 .map(|(shape, size)| specs::spawn(shape, size, sel))
                 .collect::<Result<_, _>>()?
         }
+        Some(Command::Bfs(a)) => {
+            let scale = a.scale.unwrap_or(if common.smoke { 16 } else { 20 });
+            specs::bfs(scale, a.keys, a.direction, sel)?
+        }
+        Some(Command::Knucleotide(a)) => {
+            let n = a.n.unwrap_or(if common.smoke { 10_000 } else { 2_500_000 });
+            vec![specs::knucleotide(positive("--n", n)?, a.print, sel)?]
+        }
     })
 }
 

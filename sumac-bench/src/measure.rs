@@ -37,6 +37,11 @@ pub trait Target {
     fn run_reference(&mut self) -> u64;
     /// Checksum of a run's result, compared with the sequential one.
     fn check(&self, out: u64) -> u64;
+    /// The workload's own protocol, run once after sampling (see
+    /// `Workload::protocol`).
+    fn protocol(&mut self) -> Result<Option<String>, String> {
+        Ok(None)
+    }
 }
 
 /// Which runs of a [`Target`] are timed.
@@ -98,10 +103,16 @@ pub fn measure<T: Target>(
             }
         }
     }
+    let (note, failure) = match target.protocol() {
+        Ok(note) => (note, None),
+        Err(why) => (None, Some(why)),
+    };
     RunOutcome {
         samples_ns,
         reference_ns,
         check,
+        note,
+        failure,
         ..RunOutcome::default()
     }
 }

@@ -109,7 +109,10 @@ pub fn fmt_count(n: u64) -> String {
 /// What the ratios of an experiment's `rows` divide by: `seq` samples taken alternately with each row's
 /// own when one `seq` run is short enough (see [`PAIR_BELOW_NS`]), else the `seq` row's
 /// median.
-fn ratio_basis(rows: &[Row]) -> &'static str {
+fn ratio_basis(rows: &[Row], pair_long_runs: bool) -> &'static str {
+    if pair_long_runs {
+        return "median of seq sampled alternately with it";
+    }
     let (paired, alone): (Vec<&Row>, Vec<&Row>) = rows
         .iter()
         .filter(|r| r.imp == Impl::Seq.name())
@@ -136,7 +139,7 @@ pub fn table(res: &ExperimentResult) -> String {
         s,
         "\n== {} ==  (time per {unit}; ratio = median / {})",
         plan.title,
-        ratio_basis(&res.rows)
+        ratio_basis(&res.rows, plan.pair_long_runs)
     );
     let _ = writeln!(
         s,
@@ -163,6 +166,9 @@ pub fn table(res: &ExperimentResult) -> String {
             "({} runs skipped: time budget exhausted)",
             res.skipped_runs
         );
+    }
+    for note in &res.notes {
+        let _ = writeln!(s, "  {note}");
     }
     if !res.activity.is_empty() {
         let _ = writeln!(
@@ -240,6 +246,12 @@ pub fn markdown(res: &ExperimentResult) -> String {
             res.skipped_runs
         );
     }
+    if !res.notes.is_empty() {
+        s.push('\n');
+        for note in &res.notes {
+            let _ = writeln!(s, "- {note}");
+        }
+    }
     if !res.activity.is_empty() {
         // Only a real parameter (cutoff, work) varies between sumac runs.
         let pcell = |text: &str| match plan.param_name {
@@ -309,9 +321,9 @@ mod tests {
     fn the_table_says_which_seq_median_the_ratios_divide_by() {
         let short = seq_row(PAIR_BELOW_NS / 2.0);
         let long = seq_row(PAIR_BELOW_NS * 2.0);
-        assert!(ratio_basis(std::slice::from_ref(&short)).contains("alternately"));
-        assert!(!ratio_basis(std::slice::from_ref(&long)).contains("alternately"));
-        let mixed = ratio_basis(&[short, long]);
+        assert!(ratio_basis(std::slice::from_ref(&short), false).contains("alternately"));
+        assert!(!ratio_basis(std::slice::from_ref(&long), false).contains("alternately"));
+        let mixed = ratio_basis(&[short, long], false);
         assert!(mixed.contains("alternately") && mixed.contains("50 ms or more"));
     }
 

@@ -1,11 +1,14 @@
 //! Experiment definitions: which workload, size, parameters, implementations and
 //! thread counts each command runs. Inputs are built lazily, when the experiment runs.
 
+use crate::cli::DirectionChoice;
 use crate::experiment::{run_experiment, ExperimentResult, Plan, RunError, Settings, SweepMetric};
 use crate::impls::Impl;
 use crate::output::FlagError;
 use crate::report::fmt_count;
+use crate::workloads::bfs::{self, Bfs, Direction};
 use crate::workloads::fib::{fib_calls, Fib};
+use crate::workloads::knucleotide::KNucleotide;
 use crate::workloads::loops::{ForIrregular, Iota, Lu, Matmul, SumSquares};
 use crate::workloads::sort::{Sort, SortKind};
 use crate::workloads::spawn::{Spawn, SpawnShape};
@@ -110,6 +113,7 @@ fn base(id: String, bench: &str, title: String, size: u64, unit: &'static str, u
         impls: Vec::new(),
         threads: Vec::new(),
         sweep_metric: SweepMetric::TimePerUnit,
+        pair_long_runs: false,
     }
 }
 
@@ -280,6 +284,89 @@ pub fn spawn(shape: SpawnShape, size: u64, sel: &Selection) -> Result<Spec, Flag
     make(plan, sel, move || Spawn::new(shape, size))
 }
 
+/// Graph500 BFS on a Kronecker graph of `2^scale` vertices with `keys` search
+/// keys: `bfs` (top-down) and/or `bfs-do` (direction-optimising), sharing one graph.
+pub fn bfs(
+    scale: u32,
+    keys: u64,
+    direction: DirectionChoice,
+    sel: &Selection,
+) -> Result<Vec<Spec>, FlagError> {
+    if !(bfs::MIN_SCALE..=bfs::MAX_SCALE).contains(&scale) {
+        return Err(FlagError(format!(
+            "--scale: must be from {} to {} (2^scale vertices, 16 edges each)",
+            bfs::MIN_SCALE,
+            bfs::MAX_SCALE
+        )));
+    }
+    if keys == 0 || keys > 4096 {
+        return Err(FlagError("--keys: must be from 1 to 4096".into()));
+    }
+    let directions: &[Direction] = match direction {
+        DirectionChoice::TopDown => &[Direction::TopDown],
+        DirectionChoice::Optimizing => &[Direction::Optimizing],
+        DirectionChoice::Both => &[Direction::TopDown, Direction::Optimizing],
+    };
+    // Both benches search the same graph: it is built once, by whichever runs first.
+    let input = bfs::SharedInput::new(scale, keys as usize, sel.seed);
+    directions
+        .iter()
+        .map(|&d| {
+            let bench = d.bench_name();
+            let plan = base(
+                format!("{bench}-scale{scale}"),
+                bench,
+                format!(
+                    "{bench}, Kronecker scale {scale} ({} vertices, {} edges), {keys} keys",
+                    fmt_count(1 << scale),
+                    fmt_count(bfs::EDGE_FACTOR << scale)
+                ),
+                u64::from(scale),
+                "edge",
+                bfs::EDGE_FACTOR << scale,
+            );
+            let plan = Plan {
+                pair_long_runs: true,
+                ..plan
+            };
+            let input = input.clone();
+            make(plan, sel, move || Bfs::new(input.get(), d))
+        })
+        .collect()
+}
+
+/// k-nucleotide over the `>THREE` section of `fasta n` (5n bases).
+pub fn knucleotide(n: u64, print: bool, sel: &Selection) -> Result<Spec, FlagError> {
+    if n > 50_000_000 {
+        return Err(FlagError(
+            "--n: at most 50,000,000 (twice the reference; the k = 18 table of a larger input may not fit in memory)".into(),
+        ));
+    }
+    let plan = base(
+        format!("knucleotide-{}", si(n)),
+        "knucleotide",
+        format!(
+            "k-nucleotide, fasta {} (>THREE: {} bases)",
+            fmt_count(n),
+            fmt_count(5 * n)
+        ),
+        n,
+        "base",
+        5 * n,
+    );
+    let plan = Plan {
+        pair_long_runs: true,
+        ..plan
+    };
+    make(plan, sel, move || {
+        let w = KNucleotide::new(n as usize);
+        if print {
+            print!("{}", w.seq_report());
+        }
+        w
+    })
+}
+
 /// The headline suite: tree-sum 1,000 and 1,000,000 nodes and fib 30 with
 /// cutoffs 1 and 20 (tiny sizes with `smoke`).
 pub fn headline(smoke: bool, sel: &Selection) -> Result<Vec<Spec>, FlagError> {
@@ -349,7 +436,14 @@ pub fn suite(smoke: bool, sel: &Selection) -> Result<Vec<Spec>, FlagError> {
         spawn(SpawnShape::Skynet, s(6, 3), sel)?,
         spawn(SpawnShape::Flat, s(1_000_000, 1000), sel)?,
         spawn(SpawnShape::External, s(1_000_000, 1000), sel)?,
+        knucleotide(s(2_500_000, 10_000), false, &ends)?,
     ];
+    out.extend(bfs(
+        if smoke { 12 } else { 20 },
+        if smoke { 8 } else { 64 },
+        DirectionChoice::Both,
+        &ends,
+    )?);
     // Drop duplicate ids that tiny sizes can create.
     let mut seen = std::collections::HashSet::new();
     out.retain(|spec| seen.insert(spec.plan.id.clone()));

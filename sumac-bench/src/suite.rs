@@ -156,6 +156,7 @@ fn write_report(dir: &Path, results: &[(Plan, Status)], settings: &Settings) -> 
                     activity: Vec::new(),
                     traces: Vec::new(),
                     skipped_runs: 0,
+                    notes: Vec::new(),
                 };
                 let _ = writeln!(s, "From `{}.csv`, written by an earlier run.\n", plan.id);
                 s.push_str(&report::markdown(&res));

@@ -126,6 +126,8 @@ fn help_lists_every_workload() {
         "matmul",
         "sum-squares",
         "sort",
+        "bfs",
+        "knucleotide",
         "suite",
         "headline",
     ] {
@@ -476,4 +478,92 @@ fn trace_is_chrome_json_with_events_from_several_workers() {
         .collect();
     assert!(workers.len() > 1, "events from workers {workers:?} only");
     fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn bfs_and_knucleotide_write_the_shared_columns_and_their_notes() {
+    let dir = scratch("apps");
+    let csv = dir.join("bfs.csv");
+    let o = bench(&[
+        "bfs",
+        "--scale",
+        "10",
+        "--keys",
+        "4",
+        "--threads",
+        "1,2",
+        "--csv",
+        csv.to_str().unwrap(),
+    ]);
+    assert_ok(&o);
+    let out = stdout(&o);
+    for needle in [
+        "bfs, Kronecker scale 10",
+        "bfs-do, Kronecker scale 10",
+        "generation:",
+        "construction (kernel 1):",
+        "4 searches validated (5 checks each); harmonic-mean TEPS",
+        "median time per search",
+    ] {
+        assert!(out.contains(needle), "missing {needle:?} in:\n{out}");
+    }
+    let rows = read_csv(&csv);
+    // Two benches: seq, then sumac and rayon at 1 and 2 threads.
+    assert_eq!(rows.len(), 2 * (1 + 2 * 2));
+    assert!(rows.iter().all(|r| r[0] == "bfs" || r[0] == "bfs-do"));
+    assert!(rows.iter().all(|r| r[1] == "10"));
+    let csv = dir.join("kn.csv");
+    let o = bench(&[
+        "knucleotide",
+        "--n",
+        "1000",
+        "--print",
+        "--threads",
+        "2",
+        "--csv",
+        csv.to_str().unwrap(),
+    ]);
+    assert_ok(&o);
+    let out = stdout(&o);
+    assert!(
+        out.contains("\tGGTATTTTAATTTATAGT\n") && out.contains(">THREE section of fasta 1,000")
+    );
+    let rows = read_csv(&csv);
+    assert_eq!(rows.len(), 3);
+    for r in &rows {
+        assert_eq!(r[0], "knucleotide");
+        let (median, per_unit): (f64, f64) = (r[6].parse().unwrap(), r[8].parse().unwrap());
+        assert!(
+            (per_unit - median / 5000.0).abs() < 1e-6 * median,
+            "ns per base"
+        );
+    }
+    fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn bad_bfs_and_knucleotide_flags_exit_2() {
+    for (args, flag) in [
+        (&["bfs", "--scale", "0"][..], "--scale"),
+        (&["bfs", "--scale", "27"], "--scale"),
+        (&["bfs", "--scale", "x"], "--scale"),
+        (&["bfs", "--keys", "0"], "--keys"),
+        (&["bfs", "--direction", "sideways"], "--direction"),
+        (&["bfs", "--scale", "8", "--impls", "chili"], "--impls"),
+        (&["knucleotide", "--n", "0"], "--n"),
+        (&["knucleotide", "--n", "1000000000"], "--n"),
+        (
+            &["knucleotide", "--n", "1000", "--impls", "static"],
+            "--impls",
+        ),
+    ] {
+        let o = bench(args);
+        if args.contains(&"x") || args.contains(&"sideways") {
+            // clap's own usage error.
+            assert_eq!(o.status.code(), Some(2), "{args:?}");
+            assert!(stderr(&o).contains(flag), "{args:?}: {}", stderr(&o));
+        } else {
+            assert_flag_error(&o, flag);
+        }
+    }
 }

@@ -4,7 +4,9 @@
 //! thread count), and knows how to run itself in every execution context
 //! ([`Ctx`]) it supports. The harness never needs to know which workload it runs.
 
+pub mod bfs;
 pub mod fib;
+pub mod knucleotide;
 pub mod loops;
 pub mod sort;
 pub mod spawn;
@@ -43,6 +45,31 @@ pub trait Workload: Sync {
     /// the sequential one (untimed).
     fn check(&self, _state: &Self::State, out: u64) -> u64 {
         out
+    }
+
+    /// Units one run processes, counted on the built input when the plan could not
+    /// know them in advance (BFS: input edges traversed per search); `None` keeps
+    /// the plan's count.
+    fn units(&self) -> Option<u64> {
+        None
+    }
+
+    /// Lines about the input, shown under the experiment's table (what building it
+    /// took).
+    fn input_notes(&self) -> Vec<String> {
+        Vec::new()
+    }
+
+    /// A protocol of the workload's own, run once per implementation and thread
+    /// count inside its pool after sampling (Graph500's validated search of every
+    /// key): a line for the report, or `Err` when a result is wrong (a mismatch,
+    /// exit code 1).
+    fn protocol(
+        &self,
+        _ctx: &mut Ctx<'_, '_>,
+        _state: &mut Self::State,
+    ) -> Result<Option<String>, String> {
+        Ok(None)
     }
 }
 
