@@ -35,7 +35,6 @@ mod job;
 mod job_list;
 mod join;
 mod latch;
-#[allow(dead_code)] // until its users (channels, task graphs, block_on) land
 mod park;
 mod pool;
 mod registry;
@@ -44,9 +43,11 @@ mod shared_queue;
 mod spawn;
 mod stats;
 mod sync;
+mod task;
 mod thread_builder;
 mod yielding;
 
+pub mod channel;
 pub mod iter;
 pub mod prelude;
 pub mod slice;
@@ -188,6 +189,7 @@ pub use crate::pool::{
 pub use crate::scope::{in_place_scope, in_place_scope_fifo, scope, scope_fifo, Scope, ScopeFifo};
 pub use crate::spawn::{spawn, spawn_fifo};
 pub use crate::stats::{PoolStats, WorkerStats};
+pub use crate::task::{block_on, spawn_future, Task};
 pub use crate::thread_builder::{CustomSpawn, DefaultSpawn, ThreadBuilder, ThreadSpawn};
 pub use crate::yielding::{yield_local, yield_now, Yield};
 

@@ -405,6 +405,28 @@ impl Registry {
         self.queue.push([job]);
     }
 
+    /// Queues a heap job that continues what the calling worker is doing (an async task
+    /// it just woke): on that worker's own list if it is a worker of this pool and its
+    /// list is empty (the job runs next, with no lock and no wake-up; a heartbeat
+    /// shares it like a spawned job), else as [`push_job`](Self::push_job) does.
+    pub(crate) fn push_job_local(&self, job: JobRef) {
+        let current = WorkerThread::current();
+        // SAFETY: a non-null thread-local pointer refers to this thread's live worker.
+        if let Some(worker) = unsafe { current.as_ref() } {
+            if ptr::eq(Arc::as_ptr(&worker.registry), self)
+                && (worker.solo || worker.jobs.is_empty())
+            {
+                // SAFETY: a fresh heap job is live until it runs and is on no list.
+                unsafe {
+                    job.header().recorded_at.set(LONG_AGO);
+                    worker.jobs.push(job.0);
+                }
+                return;
+            }
+        }
+        self.queue.push([job]);
+    }
+
     /// Wakes worker `index` if it sleeps (see [`crate::park`]).
     pub(crate) fn wake_worker(&self, index: usize) {
         self.queue.wake(index);
