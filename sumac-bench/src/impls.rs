@@ -24,17 +24,42 @@ pub enum Impl {
     Chili,
     /// The "parallel baseline": input split by hand, one part per thread, `std::thread::scope`.
     Static,
+    // Message-passing peers (channel, ring, threadring and oneshot workloads).
+    /// crossbeam-channel (OS threads).
+    CrossbeamChannel,
+    /// flume (OS threads).
+    Flume,
+    /// kanal (OS threads).
+    Kanal,
+    /// crossfire 3.x, its `mpmc` flavors (OS threads).
+    Crossfire,
+    /// `std::sync::mpsc` (OS threads; no MPMC, no select).
+    StdMpsc,
+    /// tokio's multi-thread runtime with tokio's channels.
+    Tokio,
+    /// smol's `async-executor` on N threads with `async-channel`.
+    AsyncExecutor,
+    /// One OS thread per task, linked by crossbeam-channel channels.
+    Threads,
 }
 
 impl Impl {
     /// Every implementation, in display order.
-    pub const ALL: [Impl; 6] = [
+    pub const ALL: [Impl; 14] = [
         Impl::Seq,
         Impl::Sumac,
         Impl::Rayon,
         Impl::RayonTuned,
         Impl::Chili,
         Impl::Static,
+        Impl::CrossbeamChannel,
+        Impl::Flume,
+        Impl::Kanal,
+        Impl::Crossfire,
+        Impl::StdMpsc,
+        Impl::Tokio,
+        Impl::AsyncExecutor,
+        Impl::Threads,
     ];
 
     /// The name used in `--impls`, tables and CSV files.
@@ -46,6 +71,14 @@ impl Impl {
             Impl::RayonTuned => "rayon-tuned",
             Impl::Chili => "chili",
             Impl::Static => "static",
+            Impl::CrossbeamChannel => "crossbeam-channel",
+            Impl::Flume => "flume",
+            Impl::Kanal => "kanal",
+            Impl::Crossfire => "crossfire",
+            Impl::StdMpsc => "std-mpsc",
+            Impl::Tokio => "tokio",
+            Impl::AsyncExecutor => "async-executor",
+            Impl::Threads => "threads",
         }
     }
 }
@@ -190,7 +223,16 @@ impl Pool {
     /// Builds the pool `imp` needs for `threads` threads.
     pub fn build(imp: Impl, threads: usize) -> Result<Pool, String> {
         Ok(match imp {
-            Impl::Seq | Impl::Static => Pool::None,
+            Impl::Seq
+            | Impl::Static
+            | Impl::CrossbeamChannel
+            | Impl::Flume
+            | Impl::Kanal
+            | Impl::Crossfire
+            | Impl::StdMpsc
+            | Impl::Tokio
+            | Impl::AsyncExecutor
+            | Impl::Threads => Pool::None,
             Impl::Sumac => Pool::Sumac(
                 sumac::ThreadPoolBuilder::new()
                     .num_threads(threads)
@@ -265,6 +307,17 @@ pub fn run_impl<W: Workload>(
         ctx,
         param,
     };
+    // Workloads that start their own threads or runtimes (channels, rings): every
+    // implementation runs from the calling thread, told which one it is.
+    if W::OWN_THREADS && imp != Impl::Seq {
+        workload.select(state, imp);
+        return measure(
+            cfg,
+            progress,
+            &mut bind(state, Ctx::Static { threads }),
+            sampling,
+        );
+    }
     match (imp, pool) {
         (Impl::Seq, _) => measure(cfg, progress, &mut bind(state, Ctx::Seq), Sampling::Alone),
         (Impl::Static, _) => measure(

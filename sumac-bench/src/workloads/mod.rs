@@ -4,8 +4,10 @@
 //! thread count), and knows how to run itself in every execution context
 //! ([`Ctx`]) it supports. The harness never needs to know which workload it runs.
 
+pub mod channel;
 pub mod fib;
 pub mod loops;
+pub mod ring;
 pub mod sort;
 pub mod tree;
 
@@ -23,6 +25,15 @@ pub trait Workload: Sync {
     /// Whether the sequential result and time depend on the parameter (tree-sum's
     /// `--work` does, fib's `--cutoff` does not).
     const SEQ_USES_PARAM: bool = false;
+
+    /// Whether the workload starts its own threads or runtimes (channels, rings): then
+    /// every implementation but `seq` runs from the calling thread with
+    /// `Ctx::Static { threads }`, after [`Workload::select`] told it which one it is.
+    const OWN_THREADS: bool = false;
+
+    /// Tells an [`OWN_THREADS`](Self::OWN_THREADS) workload which implementation the
+    /// next runs are (untimed: it may build a runtime into `state`).
+    fn select(&self, _state: &mut Self::State, _imp: Impl) {}
 
     /// Allocates the scratch state (untimed).
     fn new_state(&self) -> Self::State;
