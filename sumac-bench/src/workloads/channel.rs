@@ -9,6 +9,10 @@
 //! - `mpmc`: `threads` sender threads, `threads` receiver threads;
 //! - `select_rx`: `threads` channels, a sender thread on each, one receiver thread
 //!   selecting among them.
+//!
+//! The reference (the `seq` row, sampled alternately with every other row) is
+//! crossbeam-channel itself at the same thread count: a row's `ratio` is its time over
+//! crossbeam-channel's, measured interleaved in one process.
 
 use std::thread;
 
@@ -118,9 +122,10 @@ impl ChannelBench {
     }
 }
 
-/// Which implementation the next runs use.
+/// Which implementation the next runs use, and their thread count (also the
+/// reference's).
 #[derive(Default)]
-pub struct Chosen(Option<Impl>);
+pub struct Chosen(Option<Impl>, usize);
 
 impl Workload for ChannelBench {
     type State = Chosen;
@@ -140,10 +145,15 @@ impl Workload for ChannelBench {
 
     fn run(&self, ctx: &mut Ctx<'_, '_>, state: &mut Chosen, _param: u64) -> u64 {
         let threads = match ctx {
+            // The reference: crossbeam-channel (see the module documentation).
+            Ctx::Seq if self.shape.supports(Impl::CrossbeamChannel, self.capacity) => {
+                return self.run_with::<CrossbeamLib>(state.1.max(1));
+            }
             Ctx::Seq => return self.expected(),
             Ctx::Static { threads } => (*threads).max(1),
             _ => unreachable!("channel workloads run with their own threads"),
         };
+        state.1 = threads;
         match state.0.expect("select() names the implementation") {
             Impl::Sumac => self.run_with::<SumacLib>(threads),
             Impl::CrossbeamChannel => self.run_with::<CrossbeamLib>(threads),

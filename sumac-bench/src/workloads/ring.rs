@@ -14,6 +14,10 @@
 //! only) one OS thread per task with crossbeam-channel links. forte is left out: its
 //! newest version for Rust 1.95 (1.0.0-alpha.4; 1.0.0-beta.2 needs Rust 1.96) never
 //! finished a 7-task ring on one thread.
+//!
+//! The reference (the `seq` row, sampled alternately with every other row) is tokio at
+//! the thread count of the row being measured (1 for the `seq` row itself), so a row's
+//! `ratio` is its time over tokio's, measured interleaved in one process.
 
 use std::sync::Arc;
 use std::thread;
@@ -71,6 +75,7 @@ impl MessageBench {
         }
     }
 
+    #[cfg(test)]
     fn expected(&self) -> u64 {
         match self.kind {
             Kind::Ring { tasks, hops } => (hops % tasks) as u64 + 1,
@@ -86,6 +91,8 @@ impl MessageBench {
 #[derive(Default)]
 pub struct Runtimes {
     chosen: Option<Impl>,
+    /// The thread count of the last run (the reference runs at it too).
+    threads: usize,
     sumac: Option<(usize, sumac::ThreadPool)>,
     tokio: Option<(usize, tokio::runtime::Runtime)>,
     smol: Option<(usize, SmolRuntime)>,
@@ -148,12 +155,16 @@ impl Workload for MessageBench {
     }
 
     fn run(&self, ctx: &mut Ctx<'_, '_>, state: &mut Runtimes, _param: u64) -> u64 {
-        let threads = match ctx {
-            Ctx::Seq => return self.expected(),
-            Ctx::Static { threads } => (*threads).max(1),
+        let (imp, threads) = match ctx {
+            // The reference: tokio (see the module documentation).
+            Ctx::Seq => (Impl::Tokio, state.threads.max(1)),
+            Ctx::Static { threads } => {
+                state.threads = (*threads).max(1);
+                let imp = state.chosen.expect("select() names the implementation");
+                (imp, state.threads)
+            }
             _ => unreachable!("message workloads run on their own runtimes"),
         };
-        let imp = state.chosen.expect("select() names the implementation");
         match imp {
             Impl::Sumac => {
                 if state.sumac.as_ref().is_none_or(|(t, _)| *t != threads) {
@@ -395,7 +406,7 @@ mod tests {
             MessageBench::ring(503, 1000, false),
             MessageBench::oneshot(200),
         ] {
-            let want = bench.run(&mut Ctx::Seq, &mut Runtimes::default(), 0);
+            let want = bench.expected();
             let mut state = Runtimes::default();
             for imp in [Impl::Sumac, Impl::Tokio, Impl::AsyncExecutor, Impl::Threads] {
                 if !bench.runs(imp) {

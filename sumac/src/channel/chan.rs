@@ -406,6 +406,20 @@ impl<T> Chan<T> {
             if wait.keep_waiting(&self.receivers_waiting, cx.waker()) {
                 return Poll::Pending;
             }
+            if wait.just_registered() {
+                // Registered: one more try, then wait for the notification.
+                return match self.try_recv() {
+                    Ok(msg) => {
+                        wait.finish(&self.receivers_waiting);
+                        Poll::Ready(Ok(msg))
+                    }
+                    Err(TryRecvError::Disconnected) => {
+                        wait.finish(&self.receivers_waiting);
+                        Poll::Ready(Err(RecvError))
+                    }
+                    Err(TryRecvError::Empty) => Poll::Pending,
+                };
+            }
         }
     }
 
@@ -474,6 +488,24 @@ impl<T> Chan<T> {
             if wait.keep_waiting(&self.senders_waiting, cx.waker()) {
                 return Poll::Pending;
             }
+            if wait.just_registered() {
+                // Registered: one more try, then wait for the notification.
+                let value = msg.take().expect("the message is here");
+                return match self.try_send(value) {
+                    Ok(()) => {
+                        wait.finish(&self.senders_waiting);
+                        Poll::Ready(Ok(()))
+                    }
+                    Err(TrySendError::Disconnected(value)) => {
+                        wait.finish(&self.senders_waiting);
+                        Poll::Ready(Err(SendError(value)))
+                    }
+                    Err(TrySendError::Full(value)) => {
+                        *msg = Some(value);
+                        Poll::Pending
+                    }
+                };
+            }
         }
     }
 
@@ -531,7 +563,7 @@ impl<T> Chan<T> {
     fn abandon(&self, wait: &mut Wait<T>, list: &WaitList) {
         match std::mem::replace(wait, Wait::Idle) {
             Wait::Idle => {}
-            Wait::Listed(key) => {
+            Wait::Listed(key) | Wait::Registered(key) => {
                 if !list.unregister(key) {
                     // Notified but never retried: hand the notification on.
                     list.notify_one();
@@ -565,6 +597,8 @@ pub(crate) enum Wait<T> {
     Idle,
     /// Registered in a [`WaitList`].
     Listed(Key),
+    /// Registered in a [`WaitList`] by the current poll (a transient state).
+    Registered(Key),
     /// Queued as a hook of a zero-capacity channel.
     Hook(Arc<Hook<T>>),
 }
@@ -573,18 +607,20 @@ impl<T> Wait<T> {
     /// The operation completed: drop a registration (a notification that reached it was
     /// for the progress just consumed).
     fn finish(&mut self, list: &WaitList) {
-        if let Wait::Listed(key) = std::mem::replace(self, Wait::Idle) {
+        if let Wait::Listed(key) | Wait::Registered(key) = std::mem::replace(self, Wait::Idle) {
             list.unregister(key);
         }
     }
 
     /// The operation must wait: register `waker` (or keep the registration up to date).
-    /// Returns false if the caller must retry first (it just registered, or was
-    /// notified since the last poll).
+    /// Returns false if the caller must retry first: it just registered (then
+    /// [`just_registered`](Self::just_registered) holds), or it was notified since the
+    /// last poll.
     fn keep_waiting(&mut self, list: &WaitList, waker: &Waker) -> bool {
         match self {
-            Wait::Listed(key) => {
+            Wait::Listed(key) | Wait::Registered(key) => {
                 if list.update(*key, waker) {
+                    *self = Wait::Listed(*key);
                     true
                 } else {
                     *self = Wait::Idle;
@@ -592,9 +628,21 @@ impl<T> Wait<T> {
                 }
             }
             _ => {
-                *self = Wait::Listed(list.register(waker.clone(), false));
+                *self = Wait::Registered(list.register(waker.clone(), false));
                 false
             }
+        }
+    }
+
+    /// Whether the last [`keep_waiting`](Self::keep_waiting) registered anew (the
+    /// registration then holds the current waker: no update is needed before waiting).
+    fn just_registered(&mut self) -> bool {
+        match *self {
+            Wait::Registered(key) => {
+                *self = Wait::Listed(key);
+                true
+            }
+            _ => false,
         }
     }
 }

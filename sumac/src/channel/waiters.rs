@@ -91,6 +91,11 @@ impl WaitList {
     /// Takes the registration `key` out. Returns false if a notifier took it out first
     /// (its waker was or is being called: a regular waiter then owns a notification).
     pub(crate) fn unregister(&self, key: Key) -> bool {
+        // The caller's own registration stored a count of at least one; a count of zero
+        // seen since means a notifier emptied the list, taking the entry out.
+        if self.waiting.load(Ordering::SeqCst) == 0 {
+            return false;
+        }
         let mut state = sync::lock(&self.state);
         match state.entries.iter().position(|entry| entry.key == key) {
             Some(position) => {
