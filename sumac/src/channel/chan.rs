@@ -93,6 +93,8 @@ impl<T> Chan<T> {
 
     fn disconnect(&self) {
         self.disconnected.store(true, Ordering::SeqCst);
+        // The flag before the waiters' count (see `waiters`).
+        crate::sync::fence(Ordering::SeqCst);
         if let Flavor::Zero(zero) = &self.flavor {
             zero.disconnect();
         }

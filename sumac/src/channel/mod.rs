@@ -47,6 +47,8 @@
 
 mod chan;
 mod error;
+#[cfg(all(loom, test))]
+mod loom_models;
 mod oneshot;
 mod queue;
 mod select;

@@ -12,11 +12,13 @@
 //!
 //! The other side first makes progress possible (a push or pop on the queue, whose
 //! index update is a sequentially consistent read-modify-write; or the disconnected
-//! flag, a sequentially consistent store), then loads the number of entries with a
-//! sequentially consistent load and, if it is not zero, takes an entry out under the
-//! lock and wakes it. Either the notifier sees the entry, or the waiter's retry in step
-//! 2 sees the progress: both sides order a store before a load through one total order
-//! (the queues' empty and full checks end with a sequentially consistent fence).
+//! flag, a store followed by a sequentially consistent fence), then loads the number
+//! of entries with a sequentially consistent load and, if it is not zero, takes an
+//! entry out under the lock and wakes it. The registration is followed by a
+//! sequentially consistent fence too. Either the notifier sees the entry, or the
+//! waiter's retry in step 2 sees the progress: both sides order a store before a load
+//! through one total order (the queues' empty and full checks end with a sequentially
+//! consistent fence).
 //!
 //! # Notifications are handed on, never dropped
 //! `notify_one` wakes the oldest *regular* entry (a `recv` or `send`), and every
@@ -85,6 +87,10 @@ impl WaitList {
             observer,
         });
         self.waiting.store(state.entries.len(), Ordering::SeqCst);
+        drop(state);
+        // Orders the store above before the caller's retry (its loads of the queue and
+        // of the disconnected flag), against the notifier's change-then-load.
+        sync::fence(Ordering::SeqCst);
         key
     }
 
@@ -245,10 +251,18 @@ pub(crate) fn wait_until(done: impl Fn() -> bool, deadline: Option<Instant>) -> 
 
 /// Rounds of exponential spinning (`2^round` pause instructions) before a blocked thread
 /// yields its core: a futex wake-up on a VM costs tens of microseconds.
+#[cfg(not(loom))]
 pub(crate) const SPIN_ROUNDS: u32 = 6;
 /// Rounds of `yield_now` after spinning, before a blocked thread parks: with more
 /// threads than cores, the thread that unblocks us may be waiting for this core.
+#[cfg(not(loom))]
 pub(crate) const YIELD_ROUNDS: u32 = 4;
+/// Loom models explore every interleaving (and a yield there would let the other
+/// threads run to completion first, hiding the waits): no spinning.
+#[cfg(loom)]
+pub(crate) const SPIN_ROUNDS: u32 = 0;
+#[cfg(loom)]
+pub(crate) const YIELD_ROUNDS: u32 = 0;
 
 /// Spins, then yields, for a while, until `done()`; returns whether it held.
 pub(crate) fn spin_until(done: &impl Fn() -> bool) -> bool {
