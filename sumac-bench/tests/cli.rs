@@ -506,8 +506,10 @@ fn message_passing_workloads_run_every_peer_at_tiny_sizes() {
             assert!(out.contains(name), "{name} missing from {args:?}:\n{out}");
         }
     }
-    assert!(stdout(&bench(&["threadring", "--n", "1000", "--threads", "1"]))
-        .contains("the token ends with task 495"));
+    assert!(
+        stdout(&bench(&["threadring", "--n", "1000", "--threads", "1"]))
+            .contains("the token ends with task 495")
+    );
 }
 
 #[test]

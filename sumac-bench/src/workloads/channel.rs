@@ -62,16 +62,16 @@ impl Shape {
 
     /// Whether `imp` can run this shape with `capacity` (`None` = unbounded).
     pub fn supports(self, imp: Impl, capacity: Option<usize>) -> bool {
-        let library = match imp {
+        let library = matches!(
+            imp,
             Impl::Seq
-            | Impl::Sumac
-            | Impl::CrossbeamChannel
-            | Impl::Flume
-            | Impl::Kanal
-            | Impl::Crossfire
-            | Impl::StdMpsc => true,
-            _ => false,
-        };
+                | Impl::Sumac
+                | Impl::CrossbeamChannel
+                | Impl::Flume
+                | Impl::Kanal
+                | Impl::Crossfire
+                | Impl::StdMpsc
+        );
         // A channel of capacity 0 or 1 cannot hold everything one thread sends first.
         let seq_fits = self != Shape::Seq || !matches!(capacity, Some(0 | 1));
         let shape_ok = match self {

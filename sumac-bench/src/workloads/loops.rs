@@ -14,7 +14,16 @@ pub fn loop_supports(imp: Impl) -> bool {
     match imp {
         Impl::Seq | Impl::Rayon | Impl::RayonTuned => true,
         Impl::Sumac => cfg!(feature = "sumac-iter"),
-        _ => false,
+        Impl::Chili
+        | Impl::Static
+        | Impl::CrossbeamChannel
+        | Impl::Flume
+        | Impl::Kanal
+        | Impl::Crossfire
+        | Impl::StdMpsc
+        | Impl::Tokio
+        | Impl::AsyncExecutor
+        | Impl::Threads => false,
     }
 }
 
