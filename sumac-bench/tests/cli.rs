@@ -508,7 +508,7 @@ fn message_passing_workloads_run_every_peer_at_tiny_sizes() {
     }
     assert!(
         stdout(&bench(&["threadring", "--n", "1000", "--threads", "1"]))
-            .contains("the token ends with task 495")
+            .contains("the token ends with task 498")
     );
 }
 

@@ -221,7 +221,10 @@ impl Workload for TreeSum {
     fn new_state(&self) {}
 
     fn supports(imp: Impl) -> bool {
-        imp != Impl::RayonTuned
+        matches!(
+            imp,
+            Impl::Seq | Impl::Sumac | Impl::Rayon | Impl::Chili | Impl::Static
+        )
     }
 
     fn run(&self, ctx: &mut Ctx<'_, '_>, _state: &mut (), work: u64) -> u64 {
