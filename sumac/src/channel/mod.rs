@@ -30,7 +30,7 @@
 //! ```
 //! use sumac::channel;
 //!
-//! let (sender, receiver) = channel::bounded(4);
+//! let (sender, receiver) = channel::unbounded();
 //! let pool = sumac::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
 //! let total = pool.scope(|s| {
 //!     s.spawn(move |_| {
@@ -39,7 +39,9 @@
 //!         }
 //!     });
 //!     // Runs on the pool's only worker: while it waits for a message, it runs the
-//!     // producer.
+//!     // producer. (With `bounded(4)` the producer, run on top of this wait, would
+//!     // itself wait for room that only this frame below it makes: a deadlock. Async
+//!     // tasks have no such limit.)
 //!     receiver.iter().sum::<i32>()
 //! });
 //! assert_eq!(total, 4950);
