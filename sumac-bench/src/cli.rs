@@ -29,7 +29,10 @@ pub struct Cli {
 const AFTER_HELP: &str = "\
 Implementations (--impls): seq (plain sequential code; always run, it is the reference), \
 sumac, rayon, rayon-tuned (loops only: best with_min_len of 1,16,256,4096, reported in `param`), \
-chili (tree-sum, fib), static (tree-sum: one hand-split subtree per OS thread), forte (spawn).
+chili (tree-sum, fib), static (tree-sum: one hand-split subtree per OS thread), forte (spawn); \
+message passing (channel, ring, threadring, oneshot): crossbeam-channel, flume, kanal, \
+crossfire, std-mpsc (channel suite, OS threads), tokio, async-executor (async \
+runtimes), threads (ring: one OS thread per task).
 
 Times are measured inside each pool; `per_unit_ns` is the median time per run divided by \
 the unit count (nodes, calls, elements, iterations, updates or multiply-adds).";
@@ -100,6 +103,16 @@ pub enum Command {
     Bfs(BfsArgs),
     /// The benchmarks game's k-nucleotide: count the k-mers of fasta's >THREE section.
     Knucleotide(KnucleotideArgs),
+    /// crossbeam-channel's suite (seq, spsc, mpsc, mpmc, select_rx) over each channel
+    /// library; `--threads` is the number of senders (and receivers) [default: 4].
+    Channel(ChannelArgs),
+    /// A ring of async tasks passing one token (the pipes benchmark); ns per hop.
+    Ring(RingArgs),
+    /// The shootout's threadring: 503 tasks in a ring pass a token N times; prints the
+    /// number of the last holder.
+    Threadring(ThreadringArgs),
+    /// Oneshot round trips: spawn a task that answers through a oneshot, await it.
+    Oneshot(OneshotArgs),
     /// The headline suite (what runs without a subcommand).
     Headline,
     /// Every workload at its reference sizes with thread and cutoff sweeps: CSV, SVG and REPORT.md.
@@ -249,6 +262,94 @@ pub struct KnucleotideArgs {
     /// Print the program's output (seq's) before measuring.
     #[arg(long)]
     pub print: bool,
+}
+
+/// `channel` flags.
+#[derive(Args, Debug)]
+pub struct ChannelArgs {
+    /// Shapes, comma-separated subset of seq,spsc,mpsc,mpmc,select_rx.
+    #[arg(
+        long,
+        value_name = "LIST",
+        default_value = "seq,spsc,mpsc,mpmc,select_rx"
+    )]
+    pub shapes: String,
+    /// Capacities, comma-separated: numbers, N (= --messages) or unbounded.
+    #[arg(long, value_name = "LIST", default_value = "0,1,N,unbounded")]
+    pub capacities: String,
+    /// Messages sent per run.
+    #[arg(long, value_name = "N", default_value_t = 5_000_000)]
+    pub messages: u64,
+}
+
+/// `ring` flags.
+#[derive(Args, Debug)]
+pub struct RingArgs {
+    /// Tasks in the ring.
+    #[arg(long, value_name = "N", default_value_t = 100)]
+    pub tasks: u64,
+    /// Times the token goes round.
+    #[arg(long, value_name = "N", default_value_t = 10_000)]
+    pub laps: u64,
+}
+
+/// `threadring` flags.
+#[derive(Args, Debug)]
+pub struct ThreadringArgs {
+    /// Passes of the token.
+    #[arg(long = "n", value_name = "N", default_value_t = 5_000_000)]
+    pub n: u64,
+}
+
+/// `oneshot` flags.
+#[derive(Args, Debug)]
+pub struct OneshotArgs {
+    /// Round trips per run.
+    #[arg(long, value_name = "N", default_value_t = 100_000)]
+    pub rounds: u64,
+}
+
+/// Parses `--shapes`.
+pub fn parse_shapes(text: &str) -> Result<Vec<crate::workloads::channel::Shape>, FlagError> {
+    use crate::workloads::channel::Shape;
+    let mut out = Vec::new();
+    for item in text.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        let shape = Shape::parse(item).ok_or_else(|| {
+            FlagError(format!(
+                "--shapes: unknown shape '{item}' (expected seq, spsc, mpsc, mpmc or select_rx)"
+            ))
+        })?;
+        if !out.contains(&shape) {
+            out.push(shape);
+        }
+    }
+    if out.is_empty() {
+        return Err(FlagError("--shapes: the list is empty".into()));
+    }
+    Ok(out)
+}
+
+/// Parses `--capacities` (`None` = unbounded; `N` = `messages`).
+pub fn parse_capacities(text: &str, messages: u64) -> Result<Vec<Option<usize>>, FlagError> {
+    let mut out = Vec::new();
+    for item in text.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        let capacity = match item {
+            "unbounded" => None,
+            "N" | "n" => Some(messages as usize),
+            number => Some(number.parse::<usize>().map_err(|_| {
+                FlagError(format!(
+                    "--capacities: '{number}' is not a number, N or unbounded"
+                ))
+            })?),
+        };
+        if !out.contains(&capacity) {
+            out.push(capacity);
+        }
+    }
+    if out.is_empty() {
+        return Err(FlagError("--capacities: the list is empty".into()));
+    }
+    Ok(out)
 }
 
 /// `suite` flags.

@@ -27,11 +27,28 @@ pub enum Impl {
     /// Forte (`forte` 1.0.0-alpha.4, the newest release that builds on Rust 1.95): a
     /// heartbeat-scheduled pool with scopes, spawns and futures.
     Forte,
+    // Message-passing peers (channel, ring, threadring and oneshot workloads).
+    /// crossbeam-channel (OS threads).
+    CrossbeamChannel,
+    /// flume (OS threads).
+    Flume,
+    /// kanal (OS threads).
+    Kanal,
+    /// crossfire 3.x, its `mpmc` flavors (OS threads).
+    Crossfire,
+    /// `std::sync::mpsc` (OS threads; no MPMC, no select).
+    StdMpsc,
+    /// tokio's multi-thread runtime with tokio's channels.
+    Tokio,
+    /// smol's `async-executor` on N threads with `async-channel`.
+    AsyncExecutor,
+    /// One OS thread per task, linked by crossbeam-channel channels.
+    Threads,
 }
 
 impl Impl {
     /// Every implementation, in display order.
-    pub const ALL: [Impl; 7] = [
+    pub const ALL: [Impl; 15] = [
         Impl::Seq,
         Impl::Sumac,
         Impl::Rayon,
@@ -39,6 +56,14 @@ impl Impl {
         Impl::Chili,
         Impl::Static,
         Impl::Forte,
+        Impl::CrossbeamChannel,
+        Impl::Flume,
+        Impl::Kanal,
+        Impl::Crossfire,
+        Impl::StdMpsc,
+        Impl::Tokio,
+        Impl::AsyncExecutor,
+        Impl::Threads,
     ];
 
     /// The name used in `--impls`, tables and CSV files.
@@ -51,6 +76,14 @@ impl Impl {
             Impl::Chili => "chili",
             Impl::Static => "static",
             Impl::Forte => "forte",
+            Impl::CrossbeamChannel => "crossbeam-channel",
+            Impl::Flume => "flume",
+            Impl::Kanal => "kanal",
+            Impl::Crossfire => "crossfire",
+            Impl::StdMpsc => "std-mpsc",
+            Impl::Tokio => "tokio",
+            Impl::AsyncExecutor => "async-executor",
+            Impl::Threads => "threads",
         }
     }
 }
@@ -305,7 +338,16 @@ impl Pool {
     /// Builds the pool `imp` needs for `threads` threads.
     pub fn build(imp: Impl, threads: usize) -> Result<Pool, String> {
         Ok(match imp {
-            Impl::Seq | Impl::Static => Pool::None,
+            Impl::Seq
+            | Impl::Static
+            | Impl::CrossbeamChannel
+            | Impl::Flume
+            | Impl::Kanal
+            | Impl::Crossfire
+            | Impl::StdMpsc
+            | Impl::Tokio
+            | Impl::AsyncExecutor
+            | Impl::Threads => Pool::None,
             Impl::Sumac => Pool::Sumac(
                 sumac::ThreadPoolBuilder::new()
                     .num_threads(threads)
@@ -387,6 +429,17 @@ pub fn run_impl<W: Workload>(
         ctx,
         param,
     };
+    // Workloads that start their own threads or runtimes (channels, rings): every
+    // implementation runs from the calling thread, told which one it is.
+    if W::OWN_THREADS && imp != Impl::Seq {
+        workload.select(state, imp);
+        return measure(
+            cfg,
+            progress,
+            &mut bind(state, Ctx::Static { threads }),
+            sampling,
+        );
+    }
     match (imp, pool) {
         (Impl::Seq, _) => measure(cfg, progress, &mut bind(state, Ctx::Seq), Sampling::Alone),
         (Impl::Static, _) => measure(
@@ -400,7 +453,11 @@ pub fn run_impl<W: Workload>(
             let before = p.stats();
             let t0 = Instant::now();
             let mut out = with_pool_set(PoolRef::Sumac(p), || {
-                p.install(|| measure(cfg, progress, &mut bind(state, Ctx::Sumac), sampling))
+                if workload.starts_outside_pool() {
+                    measure(cfg, progress, &mut bind(state, Ctx::Sumac), sampling)
+                } else {
+                    p.install(|| measure(cfg, progress, &mut bind(state, Ctx::Sumac), sampling))
+                }
             });
             let wall = t0.elapsed();
             let delta = p.stats().since(&before).total();
@@ -412,15 +469,27 @@ pub fn run_impl<W: Workload>(
         }
         (Impl::Rayon | Impl::RayonTuned, Pool::Rayon(p)) => {
             with_pool_set(PoolRef::Rayon(p), || {
-                p.install(|| {
+                if workload.starts_outside_pool() {
                     measure(
                         cfg,
                         progress,
                         &mut bind(state, Ctx::Rayon { min_len }),
                         sampling,
                     )
-                })
+                } else {
+                    p.install(|| {
+                        measure(
+                            cfg,
+                            progress,
+                            &mut bind(state, Ctx::Rayon { min_len }),
+                            sampling,
+                        )
+                    })
+                }
             })
+        }
+        (Impl::Forte, Pool::Forte) if workload.starts_outside_pool() => {
+            measure(cfg, progress, &mut bind(state, Ctx::Forte), sampling)
         }
         (Impl::Forte, Pool::Forte) => {
             on_forte_worker(|| measure(cfg, progress, &mut bind(state, Ctx::Forte), sampling))

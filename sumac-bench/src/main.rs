@@ -74,6 +74,8 @@ fn run(cli: Cli) -> Result<(), Failure> {
     let threads = match &common.threads {
         Some(t) => cli::parse_threads(t)?,
         None if is_suite => cli::suite_threads(),
+        // crossbeam-channel's suite runs 4 senders (and 4 receivers).
+        None if matches!(cli.command, Some(Command::Channel(_))) => vec![4],
         None => cli::default_threads(),
     };
     let impls = common.impls.as_deref().map(cli::parse_impls).transpose()?;
@@ -97,6 +99,22 @@ fn run(cli: Cli) -> Result<(), Failure> {
             samples: 10,
             warmup_ms: 300,
             sampling_budget: Some(Duration::from_secs(2)),
+        }
+    } else if matches!(cli.command, Some(Command::Channel(_))) {
+        // One run of 5,000,000 messages takes a fraction of a second to seconds.
+        Defaults {
+            samples: 3,
+            warmup_ms: 0,
+            sampling_budget: None,
+        }
+    } else if matches!(
+        cli.command,
+        Some(Command::Ring(_) | Command::Threadring(_) | Command::Oneshot(_))
+    ) {
+        Defaults {
+            samples: 5,
+            warmup_ms: 200,
+            sampling_budget: None,
         }
     } else if headline {
         Defaults {
@@ -266,6 +284,22 @@ fn build_specs(
                 sel,
             )?]
         }
+        Some(Command::Channel(a)) => {
+            let messages = positive("--messages", a.messages)?;
+            specs::channel(
+                &cli::parse_shapes(&a.shapes)?,
+                &cli::parse_capacities(&a.capacities, messages)?,
+                messages,
+                sel,
+            )?
+        }
+        Some(Command::Ring(a)) => vec![specs::ring(
+            positive("--tasks", a.tasks)?,
+            positive("--laps", a.laps)?,
+            sel,
+        )?],
+        Some(Command::Threadring(a)) => vec![specs::threadring(positive("--n", a.n)?, sel)?],
+        Some(Command::Oneshot(a)) => vec![specs::oneshot(positive("--rounds", a.rounds)?, sel)?],
         Some(Command::Iota(a)) => vec![specs::iota(positive("--len", a.len)?, sel)?],
         Some(Command::ForIrregular(a)) => {
             vec![specs::for_irregular(

@@ -7,9 +7,11 @@ use crate::impls::Impl;
 use crate::output::FlagError;
 use crate::report::fmt_count;
 use crate::workloads::bfs::{self, Bfs, Direction};
+use crate::workloads::channel::{ChannelBench, Shape as ChannelShape};
 use crate::workloads::fib::{fib_calls, Fib};
 use crate::workloads::knucleotide::KNucleotide;
 use crate::workloads::loops::{ForIrregular, Iota, Lu, Matmul, SumSquares};
+use crate::workloads::ring::MessageBench;
 use crate::workloads::sort::{Sort, SortKind};
 use crate::workloads::spawn::{Spawn, SpawnShape};
 use crate::workloads::tree::{Shape, TreeSum};
@@ -444,8 +446,148 @@ pub fn suite(smoke: bool, sel: &Selection) -> Result<Vec<Spec>, FlagError> {
         DirectionChoice::Both,
         &ends,
     )?);
+    out.extend(message_passing_suite(smoke, sel, top)?);
     // Drop duplicate ids that tiny sizes can create.
     let mut seen = std::collections::HashSet::new();
     out.retain(|spec| seen.insert(spec.plan.id.clone()));
+    Ok(out)
+}
+
+// ------------------------------------------------------------------ message passing
+
+/// The channel suite: one experiment per shape and capacity (`None` = unbounded),
+/// with the implementations that run it.
+pub fn channel(
+    shapes: &[ChannelShape],
+    capacities: &[Option<usize>],
+    messages: u64,
+    sel: &Selection,
+) -> Result<Vec<Spec>, FlagError> {
+    let mut out = Vec::new();
+    for &shape in shapes {
+        for &capacity in capacities {
+            let cap_name = match capacity {
+                None => "unbounded".to_string(),
+                Some(c) if c as u64 == messages && c > 1 => "bounded-n".to_string(),
+                Some(c) => format!("bounded{c}"),
+            };
+            let cap_text = match capacity {
+                None => "unbounded".to_string(),
+                Some(c) => format!("capacity {}", fmt_count(c as u64)),
+            };
+            let bench = format!("channel-{}", shape.name());
+            let plan = base(
+                format!("channel-{}-{cap_name}-{}", shape.name(), si(messages)),
+                &bench,
+                format!(
+                    "channel {}, {cap_text}, {} usize messages",
+                    shape.name(),
+                    fmt_count(messages)
+                ),
+                messages,
+                "message",
+                messages,
+            );
+            let mut spec = make(plan, sel, move || {
+                ChannelBench::new(shape, capacity, messages as usize)
+            })?;
+            spec.plan.impls.retain(|&imp| shape.supports(imp, capacity));
+            if spec.plan.impls.iter().any(|&imp| imp != Impl::Seq) {
+                out.push(spec);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// A ring of `tasks` async tasks whose token goes round `laps` times.
+pub fn ring(tasks: u64, laps: u64, sel: &Selection) -> Result<Spec, FlagError> {
+    let hops = tasks.saturating_mul(laps);
+    // A hop between OS threads costs microseconds: they only run small rings.
+    let threads_allowed = hops <= 100_000;
+    let plan = base(
+        format!("ring-{tasks}x{}", si(laps)),
+        "ring",
+        format!(
+            "ring of {tasks} tasks, {} laps ({} hops)",
+            fmt_count(laps),
+            fmt_count(hops)
+        ),
+        hops,
+        "hop",
+        hops,
+    );
+    let mut spec = make(plan, sel, move || {
+        MessageBench::ring(tasks as usize, hops as usize, threads_allowed)
+    })?;
+    let probe = MessageBench::ring(tasks as usize, hops as usize, threads_allowed);
+    spec.plan.impls.retain(|&imp| probe.runs(imp));
+    Ok(spec)
+}
+
+/// The shootout's threadring: 503 tasks, the token passed `n` times.
+pub fn threadring(n: u64, sel: &Selection) -> Result<Spec, FlagError> {
+    let plan = base(
+        format!("threadring-{}", si(n)),
+        "threadring",
+        format!("threadring, 503 tasks, token passed {} times", fmt_count(n)),
+        n,
+        "hop",
+        n,
+    );
+    let mut spec = make(plan, sel, move || {
+        MessageBench::ring(503, n as usize, false)
+    })?;
+    let probe = MessageBench::ring(503, n as usize, false);
+    spec.plan.impls.retain(|&imp| probe.runs(imp));
+    println!("threadring: the token ends with task {}", (n % 503) + 1);
+    Ok(spec)
+}
+
+/// `rounds` oneshot round trips.
+pub fn oneshot(rounds: u64, sel: &Selection) -> Result<Spec, FlagError> {
+    let plan = base(
+        format!("oneshot-{}", si(rounds)),
+        "oneshot",
+        format!(
+            "oneshot round trip (spawn a task that answers, await it), {} rounds",
+            fmt_count(rounds)
+        ),
+        rounds,
+        "round trip",
+        rounds,
+    );
+    let mut spec = make(plan, sel, move || MessageBench::oneshot(rounds as usize))?;
+    let probe = MessageBench::oneshot(rounds as usize);
+    spec.plan.impls.retain(|&imp| probe.runs(imp));
+    Ok(spec)
+}
+
+/// The message-passing experiments of the suite: the channel suite at 4 threads, the
+/// ring (and a small one with OS threads), threadring and the oneshot round trip at 1
+/// thread and `top`.
+fn message_passing_suite(smoke: bool, sel: &Selection, top: usize) -> Result<Vec<Spec>, FlagError> {
+    let s = |full: u64, tiny: u64| if smoke { tiny } else { full };
+    let four = Selection {
+        threads: vec![4],
+        ..sel.clone()
+    };
+    let mut ends = vec![1, top];
+    ends.dedup();
+    let ends = Selection {
+        threads: ends,
+        ..sel.clone()
+    };
+    let messages = s(5_000_000, 2000);
+    let mut out = channel(
+        &ChannelShape::ALL,
+        &[Some(0), Some(1), Some(messages as usize), None],
+        messages,
+        &four,
+    )?;
+    out.push(ring(100, s(10_000, 10), &ends)?);
+    out.push(ring(100, s(100, 5), &ends)?);
+    out.push(threadring(s(5_000_000, 2000), &ends)?);
+    out.push(oneshot(s(100_000, 200), &ends)?);
     Ok(out)
 }

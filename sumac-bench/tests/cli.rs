@@ -567,3 +567,49 @@ fn bad_bfs_and_knucleotide_flags_exit_2() {
         }
     }
 }
+
+#[test]
+fn message_passing_workloads_run_every_peer_at_tiny_sizes() {
+    let o = bench(&[
+        "channel",
+        "--messages",
+        "300",
+        "--shapes",
+        "spsc,mpmc,select_rx",
+        "--capacities",
+        "0,1,N,unbounded",
+    ]);
+    assert_ok(&o);
+    let out = stdout(&o);
+    for name in ["sumac", "crossbeam-channel", "flume", "kanal", "crossfire"] {
+        assert!(out.contains(name), "{name} missing:\n{out}");
+    }
+    for args in [
+        &["ring", "--tasks", "5", "--laps", "10", "--threads", "1,2"][..],
+        &["threadring", "--n", "1000", "--threads", "2"][..],
+        &["oneshot", "--rounds", "100", "--threads", "2"][..],
+    ] {
+        let o = bench(args);
+        assert_ok(&o);
+        let out = stdout(&o);
+        for name in ["sumac", "tokio", "async-executor"] {
+            assert!(out.contains(name), "{name} missing from {args:?}:\n{out}");
+        }
+    }
+    assert!(
+        stdout(&bench(&["threadring", "--n", "1000", "--threads", "1"]))
+            .contains("the token ends with task 498")
+    );
+}
+
+#[test]
+fn bad_message_passing_flags_exit_2() {
+    assert_flag_error(&bench(&["channel", "--shapes", "spmc"]), "--shapes");
+    assert_flag_error(&bench(&["channel", "--capacities", "x"]), "--capacities");
+    assert_flag_error(&bench(&["channel", "--messages", "0"]), "--messages");
+    assert_flag_error(&bench(&["ring", "--tasks", "0"]), "--tasks");
+    assert_flag_error(&bench(&["ring", "--laps", "0"]), "--laps");
+    assert_flag_error(&bench(&["threadring", "--n", "0"]), "--n");
+    assert_flag_error(&bench(&["oneshot", "--rounds", "0"]), "--rounds");
+    assert_flag_error(&bench(&["ring", "--impls", "flume"]), "--impls");
+}

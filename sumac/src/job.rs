@@ -90,6 +90,12 @@ impl JobHeader {
         }
     }
 
+    /// The header of a job kind defined outside this module (an async task's, see
+    /// `task::job`), which runs `run` when a worker takes it.
+    pub(crate) fn for_external_job(run: unsafe fn(NonNull<JobHeader>)) -> JobHeader {
+        JobHeader::new(run)
+    }
+
     /// Records whom to wake when this job is done. The owner calls this before the job
     /// leaves `LOCAL` (to be promoted, or run by the owner itself while it waits).
     pub(crate) fn set_owner(&self, queue: &Queues, index: usize) {

@@ -37,7 +37,6 @@ mod job;
 mod job_list;
 mod join;
 mod latch;
-#[allow(dead_code)] // until its users (channels, task graphs, block_on) land
 mod park;
 mod policy;
 mod pool;
@@ -49,10 +48,12 @@ mod sleep;
 mod spawn;
 mod stats;
 mod sync;
+mod task;
 mod thread_builder;
 mod worker;
 mod yielding;
 
+pub mod channel;
 pub mod iter;
 pub mod prelude;
 pub mod slice;
@@ -199,6 +200,7 @@ pub use crate::pool::{
 pub use crate::scope::{in_place_scope, in_place_scope_fifo, scope, scope_fifo, Scope, ScopeFifo};
 pub use crate::spawn::{spawn, spawn_fifo};
 pub use crate::stats::{PoolStats, WorkerStats};
+pub use crate::task::{block_on, spawn_future, Task};
 pub use crate::thread_builder::{CustomSpawn, DefaultSpawn, ThreadBuilder, ThreadSpawn};
 pub use crate::yielding::{yield_local, yield_now, Yield};
 

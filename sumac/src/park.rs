@@ -24,7 +24,10 @@
 //! something only a job *below* it on the same stack can provide deadlocks, as with
 //! nested `join`s in any work-stealing runtime; this module documents, it cannot forbid.
 
+#[cfg(loom)]
+use loom::thread::{self, Thread};
 use std::sync::Arc;
+#[cfg(not(loom))]
 use std::thread::{self, Thread};
 use std::time::Instant;
 
@@ -80,6 +83,7 @@ impl Unparker {
     }
 
     /// Whether both wake the same waiter.
+    #[allow(dead_code)] // for task graphs
     pub(crate) fn same_waiter(&self, other: &Unparker) -> bool {
         match (&self.target, &other.target) {
             (
@@ -129,7 +133,12 @@ pub(crate) fn park_until_deadline(done: impl Fn() -> bool, deadline: Instant) ->
             if now >= deadline {
                 return done();
             }
+            // Loom has no clock: there, a timed park is a park (loom models give their
+            // waits no deadline).
+            #[cfg(not(loom))]
             thread::park_timeout(deadline - now);
+            #[cfg(loom)]
+            thread::park();
         },
     }
 }

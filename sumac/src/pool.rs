@@ -763,6 +763,13 @@ pub struct ThreadPool {
     registry: Arc<Registry>,
 }
 
+impl ThreadPool {
+    /// The pool's shared state (for crate-internal entry points such as `spawn_future`).
+    pub(crate) fn registry(&self) -> &Arc<Registry> {
+        &self.registry
+    }
+}
+
 impl fmt::Debug for ThreadPool {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ThreadPool")

@@ -434,3 +434,127 @@ fn mutable_chunks_and_zips_write_disjoint_pieces() {
         assert!(sums.iter().enumerate().all(|(j, &s)| s == j / 3 + j));
     });
 }
+
+// ------------------------------------------------------------------ channels and tasks
+
+/// Every channel flavor between threads, with messages that own heap memory (so a
+/// double drop or a use after free shows): the lock-free queues, the rendezvous hooks
+/// and their cells, and the drop of what is left queued.
+#[test]
+fn channel_messages_cross_threads_and_leftovers_are_dropped_once() {
+    use sumac::channel::{bounded, unbounded};
+    let n = size(20, 2000);
+    for capacity in [None, Some(0), Some(1), Some(4)] {
+        let (sender, receiver) = match capacity {
+            None => unbounded::<Box<usize>>(),
+            Some(cap) => bounded(cap),
+        };
+        std::thread::scope(|s| {
+            let sender = &sender;
+            s.spawn(move || {
+                for i in 0..n {
+                    sender.send(Box::new(i)).unwrap();
+                }
+            });
+            let mut sum = 0;
+            for _ in 0..n {
+                sum += *receiver.recv().unwrap();
+            }
+            assert_eq!(sum, n * (n - 1) / 2);
+        });
+    }
+    let counter = DropCounter::new();
+    let (sender, receiver) = unbounded();
+    for _ in 0..3 {
+        sender.send(counter.token()).unwrap();
+    }
+    drop(receiver);
+    assert_eq!(counter.dropped(), 3);
+}
+
+/// Async sends and receives that suspend (rendezvous hooks with wakers, wait-list
+/// entries), including futures dropped while queued.
+#[test]
+fn async_channel_operations_suspend_resume_and_withdraw() {
+    use std::future::Future;
+    use std::task::{Context, Waker};
+    use sumac::channel::{bounded, unbounded};
+    let mut cx = Context::from_waker(Waker::noop());
+    for capacity in [Some(0), Some(1)] {
+        let (sender, receiver) = bounded::<Box<u32>>(capacity.unwrap());
+        if capacity == Some(1) {
+            sender.send(Box::new(0)).unwrap();
+        }
+        let mut send = Box::pin(sender.send_async(Box::new(1)));
+        assert!(send.as_mut().poll(&mut cx).is_pending());
+        drop(send); // withdrawn: its message is dropped with it
+        let mut recv = Box::pin(receiver.recv_async());
+        if capacity == Some(0) {
+            assert!(recv.as_mut().poll(&mut cx).is_pending());
+            sender
+                .send_timeout(Box::new(2), std::time::Duration::ZERO)
+                .unwrap();
+            assert_eq!(*sumac::block_on(recv).unwrap(), 2);
+        } else {
+            assert_eq!(*sumac::block_on(recv).unwrap(), 0);
+        }
+    }
+    let (sender, receiver) = unbounded::<Box<u32>>();
+    let task = sumac::spawn_future(async move { *receiver.recv_async().await.unwrap() });
+    sender.send(Box::new(7)).unwrap();
+    assert_eq!(task.join(), 7);
+}
+
+/// The oneshot's cells: a value sent to a live, a waiting and a dropped receiver, and a
+/// sender dropped under a waiting receiver.
+#[test]
+fn oneshot_cells_hand_their_value_over_once() {
+    use sumac::channel::oneshot;
+    let (sender, receiver) = oneshot::<Box<u32>>();
+    let waiter = std::thread::spawn(move || receiver.recv());
+    sender.send(Box::new(5)).unwrap();
+    assert_eq!(*waiter.join().unwrap().unwrap(), 5);
+    let (sender, receiver) = oneshot::<Box<u32>>();
+    drop(receiver);
+    assert_eq!(*sender.send(Box::new(6)).unwrap_err().0, 6);
+    let (sender, receiver) = oneshot::<Box<u32>>();
+    let waiter = std::thread::spawn(move || sumac::block_on(receiver));
+    drop(sender);
+    assert!(waiter.join().unwrap().is_err());
+    let (sender, receiver) = oneshot::<Box<u32>>();
+    sender.send(Box::new(8)).unwrap();
+    drop(receiver); // the value is dropped here, once
+}
+
+/// Async tasks on a sharing pool: the task job in the task's metadata is queued, taken
+/// and run again across workers, tasks wake each other, are cancelled and panic.
+#[test]
+fn tasks_are_requeued_through_their_metadata_job_across_workers() {
+    use sumac::channel::bounded;
+    on_sharing_pools(|pool| {
+        let hops = size(30, 3000);
+        let (to_b, from_a) = bounded::<usize>(1);
+        let (to_a, from_b) = bounded::<usize>(1);
+        let a = pool.spawn_future(async move {
+            for i in 0..hops {
+                to_b.send_async(i).await.unwrap();
+                assert_eq!(from_b.recv_async().await.unwrap(), i + 1);
+            }
+        });
+        let b = pool.spawn_future(async move {
+            while let Ok(i) = from_a.recv_async().await {
+                to_a.send_async(i + 1).await.unwrap();
+            }
+        });
+        a.join();
+        b.join();
+        let (_keep, never) = bounded::<()>(1);
+        let cancelled = pool.spawn_future(async move {
+            let _ = never.recv_async().await;
+        });
+        drop(cancelled);
+        let panicking = pool.spawn_future(async { panic!("task panic") });
+        let payload = panic::catch_unwind(AssertUnwindSafe(|| panicking.join())).unwrap_err();
+        assert_eq!(panic_message(&*payload), "task panic");
+    });
+}

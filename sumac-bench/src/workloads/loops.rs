@@ -14,7 +14,17 @@ pub fn loop_supports(imp: Impl) -> bool {
     match imp {
         Impl::Seq | Impl::Rayon | Impl::RayonTuned => true,
         Impl::Sumac => cfg!(feature = "sumac-iter"),
-        Impl::Chili | Impl::Static | Impl::Forte => false,
+        Impl::Chili
+        | Impl::Static
+        | Impl::Forte
+        | Impl::CrossbeamChannel
+        | Impl::Flume
+        | Impl::Kanal
+        | Impl::Crossfire
+        | Impl::StdMpsc
+        | Impl::Tokio
+        | Impl::AsyncExecutor
+        | Impl::Threads => false,
     }
 }
 

@@ -5,9 +5,11 @@
 //! ([`Ctx`]) it supports. The harness never needs to know which workload it runs.
 
 pub mod bfs;
+pub mod channel;
 pub mod fib;
 pub mod knucleotide;
 pub mod loops;
+pub mod ring;
 pub mod sort;
 pub mod spawn;
 pub mod tree;
@@ -26,6 +28,22 @@ pub trait Workload: Sync {
     /// Whether the sequential result and time depend on the parameter (tree-sum's
     /// `--work` does, fib's `--cutoff` does not).
     const SEQ_USES_PARAM: bool = false;
+
+    /// Whether the workload starts its own threads or runtimes (channels, rings): then
+    /// every implementation but `seq` runs from the calling thread with
+    /// `Ctx::Static { threads }`, after [`Workload::select`] told it which one it is.
+    const OWN_THREADS: bool = false;
+
+    /// Whether the runs must start on a thread outside the pool (spawns from outside):
+    /// then sumac and Rayon time them on the measuring thread, with the pool reachable
+    /// through [`crate::impls::with_current_pool`].
+    fn starts_outside_pool(&self) -> bool {
+        false
+    }
+
+    /// Tells an [`OWN_THREADS`](Self::OWN_THREADS) workload which implementation the
+    /// next runs are (untimed: it may build a runtime into `state`).
+    fn select(&self, _state: &mut Self::State, _imp: Impl) {}
 
     /// Allocates the scratch state (untimed).
     fn new_state(&self) -> Self::State;

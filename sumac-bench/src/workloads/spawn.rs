@@ -159,20 +159,14 @@ impl Outstanding {
     }
 }
 
-/// `count` spawns by `spawn` from a new thread outside every pool, which then waits.
-fn external(count: u64, spawn: impl Fn(Arc<Outstanding>) + Sync) -> u64 {
-    thread::scope(|scope| {
-        scope
-            .spawn(|| {
-                let outstanding = Outstanding::new(count);
-                for _ in 0..count {
-                    spawn(Arc::clone(&outstanding));
-                }
-                outstanding.wait()
-            })
-            .join()
-            .expect("the spawning thread panicked")
-    })
+/// `count` spawns by `spawn` from the calling thread (outside every pool: see
+/// `starts_outside_pool`), which then waits for all of them.
+fn external(count: u64, spawn: impl Fn(Arc<Outstanding>)) -> u64 {
+    let outstanding = Outstanding::new(count);
+    for _ in 0..count {
+        spawn(Arc::clone(&outstanding));
+    }
+    outstanding.wait()
 }
 
 impl Workload for Spawn {
@@ -182,6 +176,10 @@ impl Workload for Spawn {
 
     fn supports(imp: Impl) -> bool {
         matches!(imp, Impl::Seq | Impl::Sumac | Impl::Rayon | Impl::Forte)
+    }
+
+    fn starts_outside_pool(&self) -> bool {
+        self.shape == SpawnShape::External
     }
 
     fn run(&self, ctx: &mut Ctx<'_, '_>, _state: &mut (), _param: u64) -> u64 {
@@ -300,12 +298,23 @@ mod tests {
         ] {
             let w = Spawn::new(shape, size);
             let want = w.run(&mut Ctx::Seq, &mut (), 0);
+            let outside = w.starts_outside_pool();
             let got = crate::impls::with_pool_set(PoolRef::Sumac(&sumac), || {
-                sumac.install(|| w.run(&mut Ctx::Sumac, &mut (), 0))
+                let run = || w.run(&mut Ctx::Sumac, &mut (), 0);
+                if outside {
+                    run()
+                } else {
+                    sumac.install(run)
+                }
             });
             assert_eq!(got, want, "sumac {shape:?}");
             let got = crate::impls::with_pool_set(PoolRef::Rayon(&rayon), || {
-                rayon.install(|| w.run(&mut Ctx::Rayon { min_len: 1 }, &mut (), 0))
+                let run = || w.run(&mut Ctx::Rayon { min_len: 1 }, &mut (), 0);
+                if outside {
+                    run()
+                } else {
+                    rayon.install(run)
+                }
             });
             assert_eq!(got, want, "rayon {shape:?}");
         }

@@ -1,0 +1,291 @@
+//! `WaitList`: the operations blocked on one side of a channel (receivers waiting for a
+//! message, or senders waiting for room), and how a thread or a worker blocks.
+//!
+//! # The protocol (no lost wake-ups)
+//! A waiter is a [`Waker`]: an async task's own, or, for a blocking call, one that sets
+//! a flag and unparks the thread through [`crate::park`] (a worker runs its pool's jobs
+//! while it waits). An operation that must wait
+//! 1. registers its waker (under the list's lock, then a sequentially consistent store
+//!    of the number of entries),
+//! 2. tries its operation again, and only then
+//! 3. waits for its waker to be called.
+//!
+//! The other side first makes progress possible (a push or pop on the queue, whose
+//! index update is a sequentially consistent read-modify-write; or the disconnected
+//! flag, a store followed by a sequentially consistent fence), then loads the number
+//! of entries with a sequentially consistent load and, if it is not zero, takes an
+//! entry out under the lock and wakes it. The registration is followed by a
+//! sequentially consistent fence too. Either the notifier sees the entry, or the
+//! waiter's retry in step 2 sees the progress: both sides order a store before a load
+//! through one total order (the queues' empty and full checks end with a sequentially
+//! consistent fence).
+//!
+//! # Notifications are handed on, never dropped
+//! `notify_one` wakes the oldest *regular* entry (a `recv` or `send`), and every
+//! *observer* (a `Select` waiting on several channels, which takes no message itself).
+//! A woken regular entry owns one notification: it retries its operation, and if it
+//! gives up without completing it (a timeout, a dropped future), it passes the
+//! notification on with another `notify_one`, so that a message is never left in the
+//! queue while a receiver sleeps. [`WaitList::unregister`] tells the waiter which case
+//! it is in: `false` means the entry was already taken out by a notifier.
+
+use std::collections::VecDeque;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::task::{Wake, Waker};
+use std::time::Instant;
+
+use crossbeam_utils::CachePadded;
+
+use crate::park::{self, Unparker};
+use crate::sync::{self, AtomicBool, AtomicUsize, Mutex};
+
+/// The identity of one registration in a [`WaitList`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Key(u64);
+
+struct Entry {
+    key: Key,
+    waker: Waker,
+    /// A `Select` watching several channels: woken by every notification, and owning
+    /// none of them.
+    observer: bool,
+}
+
+struct Entries {
+    entries: VecDeque<Entry>,
+    next_key: u64,
+}
+
+/// The waiters of one side of a channel.
+pub(crate) struct WaitList {
+    /// `entries.len()`, so that a notifier with nobody to wake touches no lock.
+    waiting: CachePadded<AtomicUsize>,
+    state: Mutex<Entries>,
+}
+
+impl WaitList {
+    pub(crate) fn new() -> WaitList {
+        WaitList {
+            waiting: CachePadded::new(AtomicUsize::new(0)),
+            state: Mutex::new(Entries {
+                entries: VecDeque::new(),
+                next_key: 0,
+            }),
+        }
+    }
+
+    /// Registers `waker`; the caller must retry its operation afterwards (see the module
+    /// documentation).
+    pub(crate) fn register(&self, waker: Waker, observer: bool) -> Key {
+        let mut state = sync::lock(&self.state);
+        let key = Key(state.next_key);
+        state.next_key += 1;
+        state.entries.push_back(Entry {
+            key,
+            waker,
+            observer,
+        });
+        self.waiting.store(state.entries.len(), Ordering::SeqCst);
+        drop(state);
+        // Orders the store above before the caller's retry (its loads of the queue and
+        // of the disconnected flag), against the notifier's change-then-load.
+        sync::fence(Ordering::SeqCst);
+        key
+    }
+
+    /// Takes the registration `key` out. Returns false if a notifier took it out first
+    /// (its waker was or is being called: a regular waiter then owns a notification).
+    pub(crate) fn unregister(&self, key: Key) -> bool {
+        // The caller's own registration stored a count of at least one; a count of zero
+        // seen since means a notifier emptied the list, taking the entry out.
+        if self.waiting.load(Ordering::SeqCst) == 0 {
+            return false;
+        }
+        let mut state = sync::lock(&self.state);
+        match state.entries.iter().position(|entry| entry.key == key) {
+            Some(position) => {
+                state.entries.remove(position);
+                self.waiting.store(state.entries.len(), Ordering::SeqCst);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Replaces the waker of registration `key` (an async operation polled again with
+    /// another waker). Returns false if a notifier took the registration out.
+    pub(crate) fn update(&self, key: Key, waker: &Waker) -> bool {
+        let mut state = sync::lock(&self.state);
+        match state.entries.iter_mut().find(|entry| entry.key == key) {
+            Some(entry) => {
+                if !entry.waker.will_wake(waker) {
+                    entry.waker = waker.clone();
+                }
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Wakes the oldest regular waiter and every observer, if anyone waits. Call it after
+    /// making progress possible for one waiter.
+    #[inline]
+    pub(crate) fn notify_one(&self) {
+        if self.waiting.load(Ordering::SeqCst) != 0 {
+            self.notify_slow(Some(1));
+        }
+    }
+
+    /// Wakes every observer (a waiting sender of a zero-capacity channel appeared, which
+    /// only a `Select` can take: a waiting receiver would have taken the message).
+    pub(crate) fn notify_observers(&self) {
+        if self.waiting.load(Ordering::SeqCst) != 0 {
+            self.notify_slow(Some(0));
+        }
+    }
+
+    /// Wakes everybody (disconnection).
+    pub(crate) fn notify_all(&self) {
+        if self.waiting.load(Ordering::SeqCst) != 0 {
+            self.notify_slow(None);
+        }
+    }
+
+    /// Takes out up to `regular` regular entries (all with `None`) and every observer,
+    /// then wakes them outside the lock.
+    #[cold]
+    fn notify_slow(&self, regular: Option<usize>) {
+        let mut first: Option<Waker> = None;
+        let mut more: Vec<Waker> = Vec::new();
+        {
+            let mut state = sync::lock(&self.state);
+            let mut regular_left = regular.unwrap_or(usize::MAX);
+            let mut index = 0;
+            while index < state.entries.len() {
+                let entry = &state.entries[index];
+                if entry.observer || regular_left > 0 {
+                    if !entry.observer {
+                        regular_left -= 1;
+                    }
+                    let entry = state.entries.remove(index).expect("index is in range");
+                    if first.is_none() {
+                        first = Some(entry.waker);
+                    } else {
+                        more.push(entry.waker);
+                    }
+                } else {
+                    index += 1;
+                }
+            }
+            self.waiting.store(state.entries.len(), Ordering::SeqCst);
+        }
+        if let Some(waker) = first {
+            waker.wake();
+        }
+        for waker in more {
+            waker.wake();
+        }
+    }
+}
+
+/// The waker of a blocked thread or worker: sets `notified`, then unparks it.
+pub(crate) struct ThreadSignal {
+    notified: AtomicBool,
+    unparker: Unparker,
+}
+
+impl ThreadSignal {
+    /// A signal that wakes the calling thread (or worker).
+    pub(crate) fn for_current_thread() -> Arc<ThreadSignal> {
+        Arc::new(ThreadSignal {
+            notified: AtomicBool::new(false),
+            unparker: Unparker::for_current_thread(),
+        })
+    }
+
+    pub(crate) fn is_notified(&self) -> bool {
+        self.notified.load(Ordering::Acquire)
+    }
+
+    /// Forgets a notification that was seen (before retrying the operation).
+    pub(crate) fn reset(&self) {
+        self.notified.store(false, Ordering::Relaxed);
+    }
+
+    /// Waits until notified, or until `deadline`: returns whether it was notified. On a
+    /// worker, runs the pool's jobs meanwhile; a plain thread spins briefly first (a
+    /// futex wake-up on a VM takes tens of microseconds).
+    pub(crate) fn wait(&self, deadline: Option<Instant>) -> bool {
+        wait_until(|| self.is_notified(), deadline)
+    }
+}
+
+impl Wake for ThreadSignal {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        // The condition first, then the unpark (see `crate::park`).
+        self.notified.store(true, Ordering::Release);
+        self.unparker.unpark();
+    }
+}
+
+/// Waits until `done()` or `deadline`; returns whether `done()` held. `done` must become
+/// true only through an action followed by an unpark of this thread (see
+/// [`crate::park`]).
+pub(crate) fn wait_until(done: impl Fn() -> bool, deadline: Option<Instant>) -> bool {
+    if !park::on_worker() && spin_until(&done) {
+        return true;
+    }
+    match deadline {
+        None => {
+            park::park_until(done);
+            true
+        }
+        Some(deadline) => park::park_until_deadline(done, deadline),
+    }
+}
+
+/// Rounds of exponential spinning (`2^round` pause instructions) before a blocked thread
+/// yields its core: a futex wake-up on a VM costs tens of microseconds.
+#[cfg(not(loom))]
+pub(crate) const SPIN_ROUNDS: u32 = 6;
+/// Rounds of `yield_now` after spinning, before a blocked thread parks: with more
+/// threads than cores, the thread that unblocks us may be waiting for this core.
+#[cfg(not(loom))]
+pub(crate) const YIELD_ROUNDS: u32 = 4;
+/// Loom models explore every interleaving (and a yield there would let the other
+/// threads run to completion first, hiding the waits): no spinning.
+#[cfg(loom)]
+pub(crate) const SPIN_ROUNDS: u32 = 0;
+#[cfg(loom)]
+pub(crate) const YIELD_ROUNDS: u32 = 0;
+
+/// Spins, then yields, for a while, until `done()`; returns whether it held.
+pub(crate) fn spin_until(done: &impl Fn() -> bool) -> bool {
+    for round in 0..SPIN_ROUNDS + YIELD_ROUNDS {
+        if done() {
+            return true;
+        }
+        backoff(round);
+    }
+    done()
+}
+
+/// One step of a backoff: spin `2^round` times while `round < SPIN_ROUNDS`, else yield.
+#[inline]
+pub(crate) fn backoff(round: u32) {
+    if round < SPIN_ROUNDS {
+        for _ in 0..1u32 << round {
+            std::hint::spin_loop();
+        }
+    } else {
+        #[cfg(not(loom))]
+        std::thread::yield_now();
+        #[cfg(loom)]
+        loom::thread::yield_now();
+    }
+}
