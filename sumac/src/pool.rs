@@ -690,6 +690,11 @@ impl fmt::Debug for ThreadPool {
 }
 
 impl ThreadPool {
+    /// The pool's shared state (for task graphs bound to this pool).
+    pub(crate) fn registry(&self) -> &Arc<Registry> {
+        &self.registry
+    }
+
     /// Runs `op` on a worker of this pool and returns its result. Inside `op`, `join`,
     /// `scope` and parallel iterators use this pool. From a thread outside any pool the
     /// caller blocks; from a worker of another pool, that worker keeps running its own
