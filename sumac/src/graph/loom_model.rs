@@ -51,7 +51,17 @@ fn model(bound: usize, f: impl Fn() + Sync + Send + 'static) {
     if builder.preemption_bound.is_none() {
         builder.preemption_bound = Some(bound);
     }
-    builder.check(f);
+    let executions = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counter = std::sync::Arc::clone(&executions);
+    builder.check(move || {
+        counter.fetch_add(1, Ordering::Relaxed);
+        f();
+    });
+    println!(
+        "{}: {} executions",
+        std::thread::current().name().unwrap_or("?"),
+        executions.load(Ordering::Relaxed)
+    );
 }
 
 /// A graph of `tasks` slots and `links` links whose runner requests are counted in the
@@ -127,7 +137,7 @@ fn loom_graph_no_ready_task_is_stranded() {
 /// after both, and sees what both wrote.
 #[test]
 fn loom_graph_a_task_runs_once_after_all_its_dependencies() {
-    model(2, || {
+    model(3, || {
         let (graph, requests) = graph(4, 2, 2);
         let left = Shared::new();
         let right = Shared::new();
