@@ -24,17 +24,20 @@ pub enum Impl {
     Chili,
     /// The "parallel baseline": input split by hand, one part per thread, `std::thread::scope`.
     Static,
+    /// Task graphs: OS worker threads pulling ready task ids from a crossbeam channel.
+    ChannelPool,
 }
 
 impl Impl {
     /// Every implementation, in display order.
-    pub const ALL: [Impl; 6] = [
+    pub const ALL: [Impl; 7] = [
         Impl::Seq,
         Impl::Sumac,
         Impl::Rayon,
         Impl::RayonTuned,
         Impl::Chili,
         Impl::Static,
+        Impl::ChannelPool,
     ];
 
     /// The name used in `--impls`, tables and CSV files.
@@ -46,6 +49,7 @@ impl Impl {
             Impl::RayonTuned => "rayon-tuned",
             Impl::Chili => "chili",
             Impl::Static => "static",
+            Impl::ChannelPool => "channel-pool",
         }
     }
 }
@@ -128,6 +132,11 @@ pub enum Ctx<'a, 's> {
         /// Number of parts / threads.
         threads: usize,
     },
+    /// `threads` OS worker threads fed through a crossbeam channel (task graphs).
+    ChannelPool {
+        /// Number of worker threads.
+        threads: usize,
+    },
 }
 
 /// What the scheduler of a sumac pool did during one run, per second of wall time.
@@ -190,7 +199,7 @@ impl Pool {
     /// Builds the pool `imp` needs for `threads` threads.
     pub fn build(imp: Impl, threads: usize) -> Result<Pool, String> {
         Ok(match imp {
-            Impl::Seq | Impl::Static => Pool::None,
+            Impl::Seq | Impl::Static | Impl::ChannelPool => Pool::None,
             Impl::Sumac => Pool::Sumac(
                 sumac::ThreadPoolBuilder::new()
                     .num_threads(threads)
@@ -271,6 +280,12 @@ pub fn run_impl<W: Workload>(
             cfg,
             progress,
             &mut bind(state, Ctx::Static { threads }),
+            sampling,
+        ),
+        (Impl::ChannelPool, _) => measure(
+            cfg,
+            progress,
+            &mut bind(state, Ctx::ChannelPool { threads }),
             sampling,
         ),
         (Impl::Sumac, Pool::Sumac(p)) => {

@@ -1222,3 +1222,31 @@ fn stress_producers_outside_the_pool_race_runners_that_come_and_go() {
     let expected: usize = (0..2000).map(|b| 1 + b % 5).sum();
     assert_eq!(count.load(Ordering::Relaxed), expected);
 }
+
+#[test]
+fn a_graph_that_outlives_its_pool_runs_its_tasks_and_drops_without_hanging() {
+    finishes("graph after its pool", || {
+        let pool = stress_pool(2);
+        let graph = TaskGraph::builder().pool(&pool).build().unwrap();
+        let count = Arc::new(AtomicUsize::new(0));
+        let c = Arc::clone(&count);
+        let first = graph
+            .create(move |_| {
+                c.fetch_add(1, Ordering::Relaxed);
+            })
+            .unwrap();
+        graph.ready(&[first]).unwrap();
+        graph.wait_all().unwrap();
+        drop(pool);
+        let c = Arc::clone(&count);
+        let later = graph
+            .create(move |_| {
+                c.fetch_add(1, Ordering::Relaxed);
+            })
+            .unwrap();
+        graph.create(|_| ()).unwrap(); // never readied: dropped with the graph
+        graph.ready(&[later]).unwrap();
+        graph.wait_all().unwrap();
+        assert_eq!(count.load(Ordering::Relaxed), 2);
+    });
+}

@@ -14,7 +14,7 @@ pub fn loop_supports(imp: Impl) -> bool {
     match imp {
         Impl::Seq | Impl::Rayon | Impl::RayonTuned => true,
         Impl::Sumac => cfg!(feature = "sumac-iter"),
-        Impl::Chili | Impl::Static => false,
+        Impl::Chili | Impl::Static | Impl::ChannelPool => false,
     }
 }
 

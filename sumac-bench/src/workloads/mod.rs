@@ -5,6 +5,7 @@
 //! ([`Ctx`]) it supports. The harness never needs to know which workload it runs.
 
 pub mod fib;
+pub mod graph;
 pub mod loops;
 pub mod sort;
 pub mod tree;

@@ -189,6 +189,7 @@ fn sum_in<L: LeafWork>(root: &Node, l: L, ctx: &mut Ctx<'_, '_>) -> i64 {
         Ctx::Rayon { .. } => sum_join::<RayonJoin, L>(root, l),
         Ctx::Chili(s) => sum_chili(root, l, s),
         Ctx::Static { threads } => sum_static(root, l, *threads),
+        Ctx::ChannelPool { .. } => unreachable!("tree-sum has no channel-pool variant"),
     }
 }
 

@@ -232,7 +232,9 @@ impl<'p> TaskGraphBuilder<'p> {
         self
     }
 
-    /// The pool whose workers run the tasks (default: the global pool).
+    /// The pool whose workers run the tasks (default: the current pool, as for
+    /// [`spawn`](crate::spawn): the calling worker's pool, or the global pool when built
+    /// outside any pool).
     pub fn pool(mut self, pool: &'p crate::ThreadPool) -> Self {
         self.pool = Some(pool);
         self
@@ -260,7 +262,7 @@ impl<'p> TaskGraphBuilder<'p> {
         }
         let registry = match self.pool {
             Some(pool) => Arc::clone(pool.registry()),
-            None => Arc::clone(crate::registry::global_registry()),
+            None => crate::registry::with_current_registry(Arc::clone),
         };
         let graph = Graph::new(Config {
             max_tasks: self.max_tasks,
@@ -317,7 +319,7 @@ pub struct TaskGraph<'a> {
 impl TaskGraph<'_> {
     /// A builder with the defaults: [`DEFAULT_MAX_TASKS`] slots,
     /// [`DEFAULT_MAX_DEPENDENCIES`] links, one pool channel, no dedicated channel, the
-    /// global pool.
+    /// current pool.
     pub fn builder<'p>() -> TaskGraphBuilder<'p> {
         TaskGraphBuilder::default()
     }
@@ -343,7 +345,7 @@ impl fmt::Debug for TaskGraph<'_> {
     }
 }
 
-/// Runs `f` with a new graph (default capacities, the global pool) whose tasks may borrow
+/// Runs `f` with a new graph (default capacities, the current pool) whose tasks may borrow
 /// from the caller's stack; returns `f`'s result once every task finished. Use
 /// [`TaskGraphBuilder::scope`] for other capacities or a pool.
 ///
