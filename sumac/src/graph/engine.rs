@@ -304,7 +304,7 @@ impl<'a> Graph<'a> {
     /// which take from every pool channel (a runner prefers the channel it was started
     /// for). `None` if there is no such channel.
     pub fn channel(&self, index: usize) -> Option<Channel> {
-        (index < self.pool_channels).then(|| Channel {
+        (index < self.pool_channels).then_some(Channel {
             graph: self.serial,
             index: index as u16,
         })
