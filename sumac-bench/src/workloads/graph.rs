@@ -205,6 +205,9 @@ fn work(counter: &AtomicU64, i: u32) {
     counter.fetch_add(i as u64 + 1, Ordering::Relaxed);
 }
 
+/// Tasks the sumac variant creates, connects and readies at a time.
+const BUILD_CHUNK: usize = 256;
+
 /// A Taskflow shape as a workload.
 pub struct ShapeWorkload {
     shape: Shape,
@@ -219,7 +222,7 @@ pub struct GraphState {
 }
 
 impl GraphState {
-    fn graph(&mut self, tasks: usize, links: usize) -> &TaskGraph<'static> {
+    fn graph(&mut self, tasks: usize, links: usize) -> &mut TaskGraph<'static> {
         let threads = sumac::current_num_threads();
         let stale = !matches!(&self.graph, Some((t, g)) if *t == threads && g.max_tasks() >= tasks);
         if stale {
@@ -231,7 +234,7 @@ impl GraphState {
                 .expect("graph capacities");
             self.graph = Some((threads, graph));
         }
-        &self.graph.as_ref().expect("just built").1
+        &mut self.graph.as_mut().expect("just built").1
     }
 }
 
@@ -259,24 +262,35 @@ impl ShapeWorkload {
         counter.store(0, Ordering::Relaxed);
         let mut ids = std::mem::take(&mut state.ids);
         let graph = state.graph(n, self.dag.links);
+        // Slots in creation order (the last run freed them in its own order).
+        graph.compact().expect("the last run finished");
+        let graph = &*graph;
         ids.clear();
         let channel = graph.default_channel();
-        graph
-            .create_batch_into(
-                channel,
-                (0..n as u32).map(|i| move |_: &Task<'_, 'static>| work(counter, i)),
-                &mut ids,
-            )
-            .expect("capacity");
+        // Built in chunks, each created, connected and readied while its slots are in
+        // cache (a task may be readied once its own dependencies are added; those name
+        // earlier tasks, which may have run already).
         let mut before = Vec::new();
-        for (j, deps) in self.dag.dependencies.iter().enumerate() {
-            if !deps.is_empty() {
-                before.clear();
-                before.extend(deps.iter().map(|&i| ids[i as usize]));
-                graph.add_dependencies(ids[j], &before).expect("links");
+        for start in (0..n).step_by(BUILD_CHUNK) {
+            let end = (start + BUILD_CHUNK).min(n);
+            graph
+                .create_batch_into(
+                    channel,
+                    (start as u32..end as u32)
+                        .map(|i| move |_: &Task<'_, 'static>| work(counter, i)),
+                    &mut ids,
+                )
+                .expect("capacity");
+            for j in start..end {
+                let deps = &self.dag.dependencies[j];
+                if !deps.is_empty() {
+                    before.clear();
+                    before.extend(deps.iter().map(|&i| ids[i as usize]));
+                    graph.add_dependencies(ids[j], &before).expect("links");
+                }
             }
+            graph.ready(&ids[start..end]).expect("ready");
         }
-        graph.ready(&ids).expect("ready");
         graph.wait_all().expect("graph");
         state.ids = ids;
         counter.load(Ordering::Relaxed)
@@ -689,7 +703,7 @@ impl Workload for TaskCost {
             }
             (Ctx::Sumac, what) => {
                 let n = self.n;
-                let graph = state.graph.graph(n + 1, n);
+                let graph = &*state.graph.graph(n + 1, n);
                 match what {
                     CostOf::Create => {
                         for _ in 0..n {

@@ -74,6 +74,9 @@ const FREE_BATCH_SHARE: usize = 64;
 /// for the next burst costs an allocation and a pool push, so a short gap between a
 /// producer's batches should not end it.
 const RUNNER_LINGER_ROUNDS: u32 = 256;
+/// Released tasks a runner keeps to run itself (newest first, like a depth-first walk,
+/// which keeps their data in cache); older ones beyond this go to its channel for others.
+const KEEP_MAX: u32 = 8;
 /// How many tasks of a batch ahead a runner prefetches the slot of.
 const PREFETCH_AHEAD: usize = 4;
 /// Channels a thread collects released tasks for before pushing them.
@@ -185,9 +188,12 @@ unsafe impl Sync for Graph<'_> {}
 
 /// What a thread running tasks collects before publishing it in one go.
 struct Local {
-    /// Keep one released task of a pool channel to run next, without a push.
-    keep_one: bool,
-    kept: u32,
+    /// Keep released tasks of pool channels to run next, without a push (a runner).
+    keep: bool,
+    /// The released tasks kept, newest first; beyond `KEEP_MAX` the older ones are
+    /// pushed to `home` for other runners.
+    mine: Chain,
+    home: usize,
     released: [(u32, Chain); RELEASE_CHANNELS],
     released_len: usize,
     free_slots: Chain,
@@ -197,10 +203,11 @@ struct Local {
 }
 
 impl Local {
-    fn new(keep_one: bool) -> Local {
+    fn new(keep: bool) -> Local {
         Local {
-            keep_one,
-            kept: NIL,
+            keep,
+            mine: Chain::EMPTY,
+            home: 0,
             released: [(0, Chain::EMPTY); RELEASE_CHANNELS],
             released_len: 0,
             free_slots: Chain::EMPTY,
@@ -931,8 +938,11 @@ impl<'a> Graph<'a> {
     #[inline]
     fn schedule(&self, index: u32, local: &mut Local) {
         let channel = self.slots[index as usize].meta.load(Ordering::Relaxed) & CHANNEL_MASK;
-        if local.keep_one && local.kept == NIL && self.is_pool_channel(channel as usize) {
-            local.kept = index;
+        if local.keep && self.is_pool_channel(channel as usize) {
+            local.mine.push_front(&self.next, index);
+            if local.mine.count >= KEEP_MAX {
+                self.share_kept(local);
+            }
             return;
         }
         let found = local.released[..local.released_len]
@@ -951,6 +961,22 @@ impl<'a> Graph<'a> {
             }
         };
         local.released[at].1.push_front(&self.next, index);
+    }
+
+    /// Keeps the newest kept task and pushes the older ones to the runner's home channel,
+    /// where other runners can take them.
+    #[cold]
+    fn share_kept(&self, local: &mut Local) {
+        let newest = local.mine.first;
+        let older = Chain {
+            first: self.next[newest as usize].load(Ordering::Relaxed),
+            last: local.mine.last,
+            count: local.mine.count - 1,
+        };
+        local.mine = Chain::EMPTY;
+        local.mine.push_front(&self.next, newest);
+        self.channels[local.home].push(&self.next, older);
+        self.wake_runners(local.home, true);
     }
 
     /// Pushes the collected ready tasks to their channels and wakes who runs them.
@@ -1059,6 +1085,7 @@ impl<'a> Graph<'a> {
         #[cfg(feature = "trace")]
         trace_event(crate::trace::EventKind::GraphTasksStart);
         let mut local = Local::new(true);
+        local.home = home;
         let runners_left = loop {
             self.drain(home, &mut local);
             if let Some(left) = self.try_leave() {
@@ -1119,8 +1146,13 @@ impl<'a> Graph<'a> {
     /// Runs the tasks released for this thread to run next.
     #[inline]
     fn run_kept(&self, local: &mut Local) {
-        while local.kept != NIL {
-            let index = std::mem::replace(&mut local.kept, NIL);
+        while local.mine.count > 0 {
+            let index = local.mine.first;
+            local.mine.first = self.next[index as usize].load(Ordering::Relaxed);
+            local.mine.count -= 1;
+            if local.mine.count == 0 {
+                local.mine = Chain::EMPTY;
+            }
             self.publish_released(local);
             self.execute(index, local);
         }
@@ -1698,6 +1730,31 @@ impl<'a> Graph<'a> {
     // -----------------------------------------------------------------------------------
     // Teardown
     // -----------------------------------------------------------------------------------
+
+    /// Forgets the order in which slots and links were freed, so that new tasks get
+    /// slots in creation order again (see [`TaskGraph::compact`](super::TaskGraph::compact)).
+    ///
+    /// # Safety
+    /// Nothing else may use the graph during the call, and it must hold no task: no
+    /// one-shot task unfinished, no reusable task.
+    pub(crate) unsafe fn compact(&self) -> Result<(), GraphBusy> {
+        let unfinished = self.unfinished.load(Ordering::SeqCst);
+        let used = (self.fresh_slots.load(Ordering::Acquire) as usize).min(self.slots.len());
+        let reusable = self.slots[..used]
+            .iter()
+            .any(|slot| slot.meta.load(Ordering::Relaxed) & REUSABLE != 0);
+        if unfinished != 0 || reusable || self.helpers.load(Ordering::SeqCst) != 0 {
+            return Err(GraphBusy { unfinished });
+        }
+        // Every slot and link is free: each thread that finished tasks pushed their
+        // slots and links back before it subtracted them from `unfinished`. Generations
+        // stay in the slots, so stale ids stay stale.
+        self.free_slots.clear();
+        self.fresh_slots.store(0, Ordering::Release);
+        self.free_links.clear();
+        self.fresh_links.store(0, Ordering::Release);
+        Ok(())
+    }
 
     /// Cancels what has not started, waits until no runner or helper is active, and drops
     /// every closure left (tasks never readied, reusable tasks). After this no task of

@@ -168,6 +168,14 @@ impl FreeStack {
         }
     }
 
+    /// Empties the stack (its indices are then on no stack). Only when no other thread
+    /// uses it.
+    pub(crate) fn clear(&self) {
+        let head = self.head.load(Ordering::Relaxed);
+        self.head
+            .store((head & !INDEX_MASK) | NIL as u64, Ordering::Release);
+    }
+
     /// Pushes `chain` (non-empty, owned by the caller). Release: the next owner of an
     /// index sees what the pusher wrote before.
     pub(crate) fn push(&self, next: &[AtomicU32], chain: Chain) {
