@@ -1253,3 +1253,44 @@ fn a_graph_that_outlives_its_pool_runs_its_tasks_and_drops_without_hanging() {
         assert_eq!(count.load(Ordering::Relaxed), 2);
     });
 }
+
+#[test]
+fn a_task_waits_for_a_sibling_released_by_the_same_task() {
+    // On one thread, the root's dependents are kept by its runner to run next; the one
+    // that runs first waits for the others.
+    for threads in [1, 2] {
+        let pool = stress_pool(threads);
+        let graph = TaskGraph::builder().pool(&pool).build().unwrap();
+        let root = graph.create(|_| ()).unwrap();
+        let done = Arc::new(AtomicUsize::new(0));
+        let siblings: Vec<TaskId> = (0..5)
+            .map(|_| {
+                let done = Arc::clone(&done);
+                graph
+                    .create(move |_| {
+                        done.fetch_add(1, Ordering::SeqCst);
+                    })
+                    .unwrap()
+            })
+            .collect();
+        let waits_for = siblings.clone();
+        let waiter = graph
+            .create(move |t| {
+                for &s in &waits_for {
+                    t.graph().wait(s).unwrap();
+                }
+            })
+            .unwrap();
+        // Linked last-first on the root's list and kept newest-first: the waiter runs
+        // first.
+        for &s in [&waiter].into_iter().chain(&siblings) {
+            graph.add_dependencies(s, &[root]).unwrap();
+        }
+        graph.ready(&siblings).unwrap();
+        graph.ready(&[waiter, root]).unwrap();
+        finishes("a wait for a kept sibling", move || {
+            graph.wait_all().unwrap()
+        });
+        assert_eq!(done.load(Ordering::SeqCst), 5);
+    }
+}

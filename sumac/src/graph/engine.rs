@@ -94,24 +94,51 @@ thread_local! {
     static CURRENT_GRAPH: Cell<usize> = const { Cell::new(0) };
 }
 
+/// The released tasks a runner keeps to run itself (see `KEEP_MAX`), newest first, and
+/// the channel it shares them on.
+#[derive(Clone, Copy)]
+struct Kept {
+    tasks: Chain,
+    home: usize,
+}
+
+thread_local! {
+    /// The calling runner's kept tasks: in a thread-local rather than on the runner's
+    /// stack, so that a task of the runner that waits can share them first (the task it
+    /// waits for may be one of them).
+    static KEPT: Cell<Kept> = const {
+        Cell::new(Kept {
+            tasks: Chain::EMPTY,
+            home: 0,
+        })
+    };
+}
+
 /// Marks the calling thread as running tasks of a graph until dropped.
 struct Running {
     previous: usize,
+    previous_kept: Kept,
 }
 
 impl Running {
-    /// `runner`: the thread runs a runner job (which holds a place in `sched`), not a
-    /// helper's call.
-    fn enter(graph: &Graph<'_>, runner: bool) -> Running {
+    /// `runner`: the thread runs a runner job (which holds a place in `sched`) for pool
+    /// channel `home`, not a helper's call.
+    fn enter(graph: &Graph<'_>, runner: bool, home: usize) -> Running {
         let address = graph as *const Graph<'_> as usize | runner as usize;
         Running {
             previous: CURRENT_GRAPH.with(|current| current.replace(address)),
+            previous_kept: KEPT.replace(Kept {
+                tasks: Chain::EMPTY,
+                home,
+            }),
         }
     }
 }
 
 impl Drop for Running {
     fn drop(&mut self) {
+        debug_assert_eq!(KEPT.get().tasks.count, 0, "kept tasks left behind");
+        KEPT.set(self.previous_kept);
         CURRENT_GRAPH.with(|current| current.set(self.previous));
     }
 }
@@ -188,12 +215,9 @@ unsafe impl Sync for Graph<'_> {}
 
 /// What a thread running tasks collects before publishing it in one go.
 struct Local {
-    /// Keep released tasks of pool channels to run next, without a push (a runner).
+    /// Keep released tasks of pool channels to run next, without a push (a runner; the
+    /// tasks kept are in `KEPT`).
     keep: bool,
-    /// The released tasks kept, newest first; beyond `KEEP_MAX` the older ones are
-    /// pushed to `home` for other runners.
-    mine: Chain,
-    home: usize,
     released: [(u32, Chain); RELEASE_CHANNELS],
     released_len: usize,
     free_slots: Chain,
@@ -206,8 +230,6 @@ impl Local {
     fn new(keep: bool) -> Local {
         Local {
             keep,
-            mine: Chain::EMPTY,
-            home: 0,
             released: [(0, Chain::EMPTY); RELEASE_CHANNELS],
             released_len: 0,
             free_slots: Chain::EMPTY,
@@ -939,10 +961,12 @@ impl<'a> Graph<'a> {
     fn schedule(&self, index: u32, local: &mut Local) {
         let channel = self.slots[index as usize].meta.load(Ordering::Relaxed) & CHANNEL_MASK;
         if local.keep && self.is_pool_channel(channel as usize) {
-            local.mine.push_front(&self.next, index);
-            if local.mine.count >= KEEP_MAX {
-                self.share_kept(local);
+            let mut kept = KEPT.get();
+            kept.tasks.push_front(&self.next, index);
+            if kept.tasks.count >= KEEP_MAX {
+                kept = self.share_kept(kept, 1);
             }
+            KEPT.set(kept);
             return;
         }
         let found = local.released[..local.released_len]
@@ -963,20 +987,25 @@ impl<'a> Graph<'a> {
         local.released[at].1.push_front(&self.next, index);
     }
 
-    /// Keeps the newest kept task and pushes the older ones to the runner's home channel,
-    /// where other runners can take them.
+    /// Keeps the newest `keep` kept tasks (0 or 1) and pushes the others to the runner's
+    /// home channel, where other runners can take them.
     #[cold]
-    fn share_kept(&self, local: &mut Local) {
-        let newest = local.mine.first;
-        let older = Chain {
-            first: self.next[newest as usize].load(Ordering::Relaxed),
-            last: local.mine.last,
-            count: local.mine.count - 1,
+    fn share_kept(&self, kept: Kept, keep: u32) -> Kept {
+        debug_assert!(keep <= 1 && kept.tasks.count > keep);
+        let mut left = Kept {
+            tasks: Chain::EMPTY,
+            home: kept.home,
         };
-        local.mine = Chain::EMPTY;
-        local.mine.push_front(&self.next, newest);
-        self.channels[local.home].push(&self.next, older);
-        self.wake_runners(local.home, true);
+        let mut shared = kept.tasks;
+        if keep == 1 {
+            let newest = kept.tasks.first;
+            shared.first = self.next[newest as usize].load(Ordering::Relaxed);
+            shared.count -= 1;
+            left.tasks.push_front(&self.next, newest);
+        }
+        self.channels[kept.home].push(&self.next, shared);
+        self.wake_runners(kept.home, true);
+        left
     }
 
     /// Pushes the collected ready tasks to their channels and wakes who runs them.
@@ -1081,11 +1110,10 @@ impl<'a> Graph<'a> {
     /// The body of a runner job: runs ready tasks of the pool channels (`home` first)
     /// until none are left, then leaves (see the module documentation).
     pub(crate) fn run_runner(&self, home: usize) {
-        let _running = Running::enter(self, true);
+        let _running = Running::enter(self, true, home);
         #[cfg(feature = "trace")]
         trace_event(crate::trace::EventKind::GraphTasksStart);
         let mut local = Local::new(true);
-        local.home = home;
         let runners_left = loop {
             self.drain(home, &mut local);
             if let Some(left) = self.try_leave() {
@@ -1146,13 +1174,18 @@ impl<'a> Graph<'a> {
     /// Runs the tasks released for this thread to run next.
     #[inline]
     fn run_kept(&self, local: &mut Local) {
-        while local.mine.count > 0 {
-            let index = local.mine.first;
-            local.mine.first = self.next[index as usize].load(Ordering::Relaxed);
-            local.mine.count -= 1;
-            if local.mine.count == 0 {
-                local.mine = Chain::EMPTY;
+        loop {
+            let mut kept = KEPT.get();
+            if kept.tasks.count == 0 {
+                break;
             }
+            let index = kept.tasks.first;
+            kept.tasks.first = self.next[index as usize].load(Ordering::Relaxed);
+            kept.tasks.count -= 1;
+            if kept.tasks.count == 0 {
+                kept.tasks = Chain::EMPTY;
+            }
+            KEPT.set(kept);
             self.publish_released(local);
             self.execute(index, local);
         }
@@ -1352,7 +1385,7 @@ impl<'a> Graph<'a> {
         self.helpers.fetch_add(1, Ordering::SeqCst);
         let ran = self.take_from(channel, &mut one) == 1;
         if ran {
-            let _running = Running::enter(self, false);
+            let _running = Running::enter(self, false, 0);
             let mut local = Local::new(false);
             self.execute(one[0], &mut local);
             self.publish(&mut local);
@@ -1372,7 +1405,7 @@ impl<'a> Graph<'a> {
         let mut count = 0;
         self.helpers.fetch_add(1, Ordering::SeqCst);
         {
-            let _running = Running::enter(self, false);
+            let _running = Running::enter(self, false, 0);
             let mut local = Local::new(false);
             loop {
                 let taken = self.take_from(channel, &mut batch);
@@ -1465,6 +1498,11 @@ impl<'a> Graph<'a> {
         // A task that waits lends its runner's place, so that another runner may start.
         let lending = self.inside_own_runner();
         if lending {
+            // The task waited for may be one this runner kept: share them all.
+            let kept = KEPT.get();
+            if kept.tasks.count > 0 {
+                KEPT.set(self.share_kept(kept, 0));
+            }
             self.lend_runner();
         }
         self.task_waiters.fetch_add(1, Ordering::SeqCst);
