@@ -17,6 +17,11 @@
 //! again and finds it); one that came after sees the runner gone and spawns another. The
 //! loom model `loom_graph_*` checks this on this code.
 //!
+//! A runner keeps the tasks its own tasks release (up to `KEEP_MAX`, newest first) and
+//! runs them next without a push, like a depth-first walk that keeps their data in cache;
+//! beyond that it pushes the older ones in one go for other runners. The kept tasks live
+//! in a thread-local, so that a task that waits can hand them to other runners first.
+//!
 //! # Completion and dependency release
 //! The thread that runs a task owns it: it made its `pending` word zero. Finishing sets
 //! `CLOSED` on the task's `dependents` word and takes the list in the same instruction;
