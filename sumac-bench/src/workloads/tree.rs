@@ -222,7 +222,7 @@ impl Workload for TreeSum {
     fn new_state(&self) {}
 
     fn supports(imp: Impl) -> bool {
-        imp != Impl::RayonTuned
+        !matches!(imp, Impl::RayonTuned | Impl::ChannelPool)
     }
 
     fn run(&self, ctx: &mut Ctx<'_, '_>, _state: &mut (), work: u64) -> u64 {

@@ -500,6 +500,21 @@ impl<'a> Graph<'a> {
         reusable: bool,
         put: impl FnOnce(&Slot),
     ) -> TaskId {
+        let id = self.fill_slot(index, channel, reusable, put);
+        self.publish_slot(id);
+        id
+    }
+
+    /// Fills slot `index` (just allocated) with a new task, not yet visible to
+    /// [`cancel`](Self::cancel)'s sweep (see [`publish_slot`](Self::publish_slot)).
+    #[inline]
+    fn fill_slot(
+        &self,
+        index: u32,
+        channel: usize,
+        reusable: bool,
+        put: impl FnOnce(&Slot),
+    ) -> TaskId {
         let slot = &self.slots[index as usize];
         let generation = match generation_of(slot.pending.load(Ordering::Relaxed)).wrapping_add(1) {
             0 => 1,
@@ -508,15 +523,24 @@ impl<'a> Graph<'a> {
         put(slot);
         let reuse = if reusable { REUSABLE } else { 0 };
         slot.meta.store(channel as u32 | reuse, Ordering::Relaxed);
-        let high = (generation as u64) << 32;
-        slot.dependents.store(high | NO_LINK, Ordering::Relaxed);
-        // Release: whoever sees this word (readying, cancelling) sees the closure.
-        slot.pending.store(high | NOT_READIED, Ordering::Release);
+        slot.dependents
+            .store(((generation as u64) << 32) | NO_LINK, Ordering::Relaxed);
         TaskId {
             graph: self.serial,
             index,
             generation,
         }
+    }
+
+    /// Makes a filled task's `pending` word current: from here on its id works, and a
+    /// sweep of [`cancel`](Self::cancel) may ready it.
+    #[inline]
+    fn publish_slot(&self, id: TaskId) {
+        // Release: whoever sees this word (readying, cancelling) sees the closure.
+        self.slots[id.index as usize].pending.store(
+            ((id.generation as u64) << 32) | NOT_READIED,
+            Ordering::Release,
+        );
     }
 
     /// Creates a one-shot task on the [default channel](Self::default_channel). It runs
@@ -670,8 +694,9 @@ impl<'a> Graph<'a> {
         let chain = self.allocate_slots(n)?;
         ids.reserve(n);
         let start = ids.len();
-        // If the iterator panics, the tasks made so far are dropped and every slot of the
-        // batch goes back: the batch is all or nothing.
+        // The tasks are published only once all are made. If the iterator panics, the
+        // tasks made so far (never published, so no other thread saw them) are dropped and
+        // every slot of the batch goes back: the batch is all or nothing.
         struct Unwind<'g, 'a, 'v> {
             graph: &'g Graph<'a>,
             chain: Chain,
@@ -683,11 +708,6 @@ impl<'a> Graph<'a> {
                 for id in self.ids.drain(self.start..) {
                     // SAFETY: the task was never published; we still own its slot.
                     unsafe { self.graph.slots[id.index as usize].drop_closure() };
-                    let slot = &self.graph.slots[id.index as usize];
-                    slot.pending
-                        .store((id.generation as u64) << 32, Ordering::Relaxed);
-                    slot.dependents
-                        .store(((id.generation as u64) << 32) | CLOSED, Ordering::Relaxed);
                 }
                 self.graph.free_slots.push(&self.graph.next, self.chain);
             }
@@ -704,12 +724,15 @@ impl<'a> Graph<'a> {
             let Some(f) = tasks.next() else { break };
             let after = self.next[index as usize].load(Ordering::Relaxed);
             // SAFETY: as in `create`.
-            let id = self.init_slot(index, channel, false, |slot| unsafe { slot.put_once(f) });
+            let id = self.fill_slot(index, channel, false, |slot| unsafe { slot.put_once(f) });
             guard.ids.push(id);
             made += 1;
             index = after;
         }
         let guard = std::mem::ManuallyDrop::new(guard);
+        for &id in &guard.ids[start..] {
+            self.publish_slot(id);
+        }
         if made < chain.count {
             // The iterator ran dry early: the slots not used go back.
             let mut rest = Chain::EMPTY;
