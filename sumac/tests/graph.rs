@@ -1294,3 +1294,29 @@ fn a_task_waits_for_a_sibling_released_by_the_same_task() {
         assert_eq!(done.load(Ordering::SeqCst), 5);
     }
 }
+
+#[test]
+fn a_graph_dropped_by_its_own_task_does_not_wait_for_itself() {
+    for threads in [1, 2] {
+        let pool = stress_pool(threads);
+        let graph = Arc::new(TaskGraph::builder().pool(&pool).build().unwrap());
+        let counter = DropCounter::new();
+        let (send, receive) = std::sync::mpsc::channel();
+        let handle = Mutex::new(Some(Arc::clone(&graph)));
+        let token = counter.token();
+        let last = graph
+            .create(move |_| {
+                // Drops the last handle here, inside the graph's own task.
+                drop(handle.lock().unwrap().take());
+                send.send(()).unwrap();
+            })
+            .unwrap();
+        graph.create(move |_| drop(token)).unwrap(); // never readied
+        graph.ready(&[last]).unwrap();
+        drop(graph);
+        finishes("a graph dropped by its own task", move || {
+            receive.recv().unwrap()
+        });
+        assert_eq!(counter.dropped(), 1);
+    }
+}

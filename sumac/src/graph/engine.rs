@@ -1827,9 +1827,14 @@ impl<'a> Graph<'a> {
     /// the graph runs again and nothing borrowed by its tasks is touched.
     pub(crate) fn shut_down(&self) {
         self.cancel();
+        // Dropped by one of its own tasks (which held the last handle): wait for every
+        // runner and helper but the one running that task. Its closure was moved out to
+        // run, and what it runs after this is cancelled (the closures are gone by then).
+        let own_runner = self.inside_own_runner() as usize;
+        let own_helper = (self.inside_own_task() && own_runner == 0) as usize;
         self.wait_until(|| {
-            self.sched.load(Ordering::SeqCst) / RUNNER == 0
-                && self.helpers.load(Ordering::SeqCst) == 0
+            self.sched.load(Ordering::SeqCst) / RUNNER == own_runner
+                && self.helpers.load(Ordering::SeqCst) == own_helper
         });
         self.drop_closures();
     }
