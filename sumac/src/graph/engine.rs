@@ -72,6 +72,8 @@ const RUNNER_BATCH: usize = 32;
 /// Freed slots and links a thread keeps before pushing them back in one go (fewer slots
 /// in a small graph, see `Graph::free_batch`).
 const FREE_BATCH: u32 = 64;
+/// Freed slots a runner that ran out of ready tasks keeps before pushing them back.
+const IDLE_FREE_BATCH: u32 = 16;
 /// A graph lets each thread keep at most this fraction of its slots freed but unpublished,
 /// so that a small graph's creators (possibly tasks of the same runner) find them.
 const FREE_BATCH_SHARE: usize = 64;
@@ -1175,8 +1177,14 @@ impl<'a> Graph<'a> {
                 }
                 continue;
             }
-            self.publish(local);
+            // Freed slots go back in groups (a producer allocating them one at a time
+            // would otherwise pull the free stack's line to its core and back per task),
+            // but soon enough that producers reuse slots still in cache.
+            if local.free_slots.count >= IDLE_FREE_BATCH.min(self.free_batch) {
+                self.publish(local);
+            }
             if !self.linger() {
+                self.publish(local);
                 return;
             }
         }
