@@ -33,6 +33,8 @@ chili (tree-sum, fib), static (tree-sum: one hand-split subtree per OS thread), 
 message passing (channel, ring, threadring, oneshot): crossbeam-channel, flume, kanal, \
 crossfire, std-mpsc (channel suite, OS threads), tokio, async-executor (async \
 runtimes), threads (ring: one OS thread per task).
+chili (tree-sum, fib), static (tree-sum: one hand-split subtree per OS thread), \
+channel-pool (graph: OS threads fed ready task ids through a crossbeam channel).
 
 Times are measured inside each pool; `per_unit_ns` is the median time per run divided by \
 the unit count (nodes, calls, elements, iterations, updates or multiply-adds).";
@@ -44,6 +46,7 @@ pub struct Common {
     #[arg(long, global = true, value_name = "LIST")]
     pub threads: Option<String>,
     /// Implementations, comma-separated subset of seq,sumac,rayon,rayon-tuned,chili,static,forte
+    /// Implementations, comma-separated subset of seq,sumac,rayon,rayon-tuned,chili,static,channel-pool
     /// [default: every one the workload supports].
     #[arg(long, global = true, value_name = "LIST")]
     pub impls: Option<String>,
@@ -113,6 +116,10 @@ pub enum Command {
     Threadring(ThreadringArgs),
     /// Oneshot round trips: spawn a task that answers through a oneshot, await it.
     Oneshot(OneshotArgs),
+    /// Task graphs (`sumac::graph`) against Rayon spawns with dependency counters and a
+    /// crossbeam-channel thread pool: Bikeshed's experiment and Taskflow's shapes.
+    #[command(subcommand)]
+    Graph(GraphCommand),
     /// The headline suite (what runs without a subcommand).
     Headline,
     /// Every workload at its reference sizes with thread and cutoff sweeps: CSV, SVG and REPORT.md.
@@ -350,6 +357,72 @@ pub fn parse_capacities(text: &str, messages: u64) -> Result<Vec<Option<usize>>,
         return Err(FlagError("--capacities: the list is empty".into()));
     }
     Ok(out)
+}
+
+/// `graph` workloads.
+#[derive(Subcommand, Debug)]
+pub enum GraphCommand {
+    /// Bikeshed's experiment: producers outside the pool create and ready tasks (each an
+    /// atomic add); the pool's workers (`--consumers`) run them. Per task: ns/task; tasks/s
+    /// is 1e9 / that.
+    Bikeshed(BikeshedArgs),
+    /// A chain of N tasks, i before i+1 (Taskflow's linear_chain).
+    LinearChain(ShapeArgs),
+    /// A binary tree of `--size` layers, task i before 2i and 2i+1 (Taskflow's binary_tree).
+    BinaryTree(ShapeArgs),
+    /// A `--size` x `--size` grid, (i,j) before (i+1,j) and (i,j+1) (Taskflow's wavefront).
+    Wavefront(ShapeArgs),
+    /// A `--size` x `--size` level graph, each node with 1 + rand()%4 edges into a shuffled
+    /// next level (Taskflow's graph_traversal).
+    GraphTraversal(ShapeArgs),
+    /// The cost of creating one task and of adding one dependency (sumac against a boxed
+    /// closure or an edge pushed on a Vec).
+    TaskCost(CostArgs),
+}
+
+/// Which Bikeshed variants run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum VariantChoice {
+    /// A: one channel, tasks created and readied one at a time.
+    A,
+    /// E: a channel per producer, batches of 16.
+    E,
+    /// Both.
+    Both,
+}
+
+/// `graph bikeshed` flags.
+#[derive(Args, Debug)]
+pub struct BikeshedArgs {
+    /// Number of tasks.
+    #[arg(long, value_name = "N", default_value_t = 33_554_431)]
+    pub tasks: u64,
+    /// Producer threads (outside the pool).
+    #[arg(long, value_name = "P", default_value_t = 1)]
+    pub producers: u64,
+    /// Consumer counts, comma-separated: the pool's threads (instead of --threads).
+    #[arg(long, value_name = "LIST", default_value = "1")]
+    pub consumers: String,
+    /// Which variants.
+    #[arg(long, value_enum, default_value_t = VariantChoice::Both)]
+    pub variant: VariantChoice,
+}
+
+/// Flags of Taskflow's shapes.
+#[derive(Args, Debug)]
+pub struct ShapeArgs {
+    /// Size: chain length (default 2^20), tree layers (20), grid side (1024) or level
+    /// graph side (1024).
+    #[arg(long, value_name = "N")]
+    pub size: Option<u64>,
+}
+
+/// `graph task-cost` flags.
+#[derive(Args, Debug)]
+pub struct CostArgs {
+    /// Tasks created (and dependencies added) per run.
+    #[arg(long, value_name = "N", default_value_t = 1 << 20)]
+    pub count: u64,
 }
 
 /// `suite` flags.

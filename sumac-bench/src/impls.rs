@@ -44,11 +44,13 @@ pub enum Impl {
     AsyncExecutor,
     /// One OS thread per task, linked by crossbeam-channel channels.
     Threads,
+    /// Task graphs: OS worker threads pulling ready task ids from a crossbeam channel.
+    ChannelPool,
 }
 
 impl Impl {
     /// Every implementation, in display order.
-    pub const ALL: [Impl; 15] = [
+    pub const ALL: [Impl; 16] = [
         Impl::Seq,
         Impl::Sumac,
         Impl::Rayon,
@@ -64,6 +66,7 @@ impl Impl {
         Impl::Tokio,
         Impl::AsyncExecutor,
         Impl::Threads,
+        Impl::ChannelPool,
     ];
 
     /// The name used in `--impls`, tables and CSV files.
@@ -84,6 +87,7 @@ impl Impl {
             Impl::Tokio => "tokio",
             Impl::AsyncExecutor => "async-executor",
             Impl::Threads => "threads",
+            Impl::ChannelPool => "channel-pool",
         }
     }
 }
@@ -169,6 +173,11 @@ pub enum Ctx<'a, 's> {
     /// On the measuring thread, which forte's calls make a worker of its pool for the
     /// call ([`current_forte_pool`]).
     Forte,
+    /// `threads` OS worker threads fed through a crossbeam channel (task graphs).
+    ChannelPool {
+        /// Number of worker threads.
+        threads: usize,
+    },
 }
 
 /// What the scheduler of a sumac pool did during one run, per second of wall time.
@@ -347,7 +356,8 @@ impl Pool {
             | Impl::StdMpsc
             | Impl::Tokio
             | Impl::AsyncExecutor
-            | Impl::Threads => Pool::None,
+            | Impl::Threads
+            | Impl::ChannelPool => Pool::None,
             Impl::Sumac => Pool::Sumac(
                 sumac::ThreadPoolBuilder::new()
                     .num_threads(threads)
@@ -446,6 +456,12 @@ pub fn run_impl<W: Workload>(
             cfg,
             progress,
             &mut bind(state, Ctx::Static { threads }),
+            sampling,
+        ),
+        (Impl::ChannelPool, _) => measure(
+            cfg,
+            progress,
+            &mut bind(state, Ctx::ChannelPool { threads }),
             sampling,
         ),
         (Impl::Sumac, Pool::Sumac(p)) => {

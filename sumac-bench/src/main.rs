@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 
 use clap::Parser;
 
-use cli::{Cli, Command, Common, SortChoice, SpawnChoice};
+use cli::{Cli, Command, Common, GraphCommand, SortChoice, SpawnChoice, VariantChoice};
 use experiment::{ExperimentResult, Settings};
 use measure::MeasureConfig;
 use output::{FlagError, PendingFile};
@@ -311,6 +311,7 @@ fn build_specs(
         Some(Command::Lu(a)) => vec![specs::lu(positive("--size", a.size)?, sel)?],
         Some(Command::Matmul(a)) => vec![specs::matmul(positive("--size", a.size)?, sel)?],
         Some(Command::SumSquares(a)) => vec![specs::sum_squares(positive("--len", a.len)?, sel)?],
+        Some(Command::Graph(g)) => graph_specs(g, sel)?,
         Some(Command::Sort(a)) => {
             let len = positive("--len", a.len)?;
             let kinds: &[SortKind] = match a.kind {
@@ -360,6 +361,42 @@ fn build_specs(
             vec![specs::knucleotide(positive("--n", n)?, a.print, sel)?]
         }
     })
+}
+
+/// The experiments of `sumac-bench graph ...`.
+fn graph_specs(command: &GraphCommand, sel: &Selection) -> Result<Vec<Spec>, FlagError> {
+    use workloads::graph::{CostOf, Shape, Variant};
+    let shape = |shape: Shape, size: Option<u64>, default: u64| {
+        specs::graph_shape(shape, size.unwrap_or(default), sel).map(|s| vec![s])
+    };
+    match command {
+        GraphCommand::Bikeshed(a) => {
+            let variants: &[Variant] = match a.variant {
+                VariantChoice::A => &[Variant::A],
+                VariantChoice::E => &[Variant::E],
+                VariantChoice::Both => &[Variant::E, Variant::A],
+            };
+            let consumers = cli::parse_threads(&a.consumers)
+                .map_err(|e| FlagError(e.0.replace("--threads", "--consumers")))?;
+            let sel = Selection {
+                threads: consumers,
+                ..sel.clone()
+            };
+            variants
+                .iter()
+                .map(|&v| specs::bikeshed(a.tasks, a.producers, v, &sel))
+                .collect()
+        }
+        GraphCommand::LinearChain(a) => shape(Shape::LinearChain, a.size, 1 << 20),
+        GraphCommand::BinaryTree(a) => shape(Shape::BinaryTree, a.size, 20),
+        GraphCommand::Wavefront(a) => shape(Shape::Wavefront, a.size, 1024),
+        GraphCommand::GraphTraversal(a) => shape(Shape::GraphTraversal, a.size, 1024),
+        GraphCommand::TaskCost(a) => Ok(vec![
+            specs::task_cost(a.count, CostOf::Create, sel)?,
+            specs::task_cost(a.count, CostOf::Dependency, sel)?,
+            specs::task_cost(a.count, CostOf::Dependency8, sel)?,
+        ]),
+    }
 }
 
 /// `--svg PATH` for one experiment; `PATH-stem-<id>.svg` beside it for several.

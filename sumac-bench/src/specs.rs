@@ -9,6 +9,9 @@ use crate::report::fmt_count;
 use crate::workloads::bfs::{self, Bfs, Direction};
 use crate::workloads::channel::{ChannelBench, Shape as ChannelShape};
 use crate::workloads::fib::{fib_calls, Fib};
+use crate::workloads::graph::{
+    Bikeshed, CostOf, Shape as GraphShape, ShapeWorkload, TaskCost, Variant,
+};
 use crate::workloads::knucleotide::KNucleotide;
 use crate::workloads::loops::{ForIrregular, Iota, Lu, Matmul, SumSquares};
 use crate::workloads::ring::MessageBench;
@@ -369,6 +372,108 @@ pub fn knucleotide(n: u64, print: bool, sel: &Selection) -> Result<Spec, FlagErr
     })
 }
 
+/// Bikeshed's experiment: `tasks` tasks from `producers` producers, variant A or E; the
+/// thread counts of `sel` are the consumers.
+pub fn bikeshed(
+    tasks: u64,
+    producers: u64,
+    variant: Variant,
+    sel: &Selection,
+) -> Result<Spec, FlagError> {
+    if producers == 0 || producers > 1024 {
+        return Err(FlagError("--producers: must be between 1 and 1024".into()));
+    }
+    if tasks == 0 || tasks > u32::MAX as u64 {
+        return Err(FlagError(
+            "--tasks: must be between 1 and 4294967295".into(),
+        ));
+    }
+    let v = match variant {
+        Variant::A => "A",
+        Variant::E => "E",
+    };
+    let plan = base(
+        format!("graph-bikeshed-{v}-{}p-{}", producers, si(tasks)),
+        &format!("graph-bikeshed-{v}"),
+        format!(
+            "Bikeshed {v}, {} tasks, {producers} producer(s), consumers = threads",
+            fmt_count(tasks)
+        ),
+        tasks,
+        "task",
+        tasks,
+    );
+    make(plan, sel, move || {
+        Bikeshed::new(tasks, producers as usize, variant)
+    })
+}
+
+/// One of Taskflow's shapes at `size`.
+pub fn graph_shape(shape: GraphShape, size: u64, sel: &Selection) -> Result<Spec, FlagError> {
+    let limit = match shape {
+        GraphShape::LinearChain => 1 << 26,
+        GraphShape::BinaryTree => 26,
+        GraphShape::Wavefront | GraphShape::GraphTraversal => 1 << 13,
+    };
+    if size == 0 || size > limit {
+        return Err(FlagError(format!("--size: must be between 1 and {limit}")));
+    }
+    let tasks = shape.tasks(size);
+    let plan = base(
+        format!("{}-{}", shape.name(), si(size)),
+        shape.name(),
+        format!("{}, size {size}, {} tasks", shape.name(), fmt_count(tasks)),
+        size,
+        "task",
+        tasks,
+    );
+    let seed = sel.seed;
+    make(plan, sel, move || ShapeWorkload::new(shape, size, seed))
+}
+
+/// The cost of `count` task creations or dependency additions.
+pub fn task_cost(count: u64, what: CostOf, sel: &Selection) -> Result<Spec, FlagError> {
+    if count == 0 || count > 1 << 26 {
+        return Err(FlagError("--count: must be between 1 and 67108864".into()));
+    }
+    let unit = match what {
+        CostOf::Create => "task",
+        CostOf::Dependency | CostOf::Dependency8 => "dependency",
+    };
+    let plan = base(
+        format!("{}-{}", what.name(), si(count)),
+        what.name(),
+        format!("{}, {} per run", what.name(), fmt_count(count)),
+        count,
+        unit,
+        count,
+    );
+    make(plan, sel, move || TaskCost::new(count as usize, what))
+}
+
+/// Every graph experiment (the suite's graph part): Bikeshed A and E with one producer
+/// and one consumer, Taskflow's shapes at 1 and `top` threads, and the task costs.
+pub fn graph_suite(smoke: bool, sel: &Selection, top: usize) -> Result<Vec<Spec>, FlagError> {
+    let s = |full: u64, tiny: u64| if smoke { tiny } else { full };
+    let at = |threads: Vec<usize>| Selection {
+        threads,
+        ..sel.clone()
+    };
+    let mut ends = vec![1, top];
+    ends.dedup();
+    Ok(vec![
+        bikeshed(s(33_554_431, 20_000), 1, Variant::E, &at(vec![1]))?,
+        bikeshed(s(33_554_431, 20_000), 1, Variant::A, &at(vec![1]))?,
+        graph_shape(GraphShape::LinearChain, s(1 << 20, 1000), &at(ends.clone()))?,
+        graph_shape(GraphShape::BinaryTree, s(20, 8), &at(ends.clone()))?,
+        graph_shape(GraphShape::Wavefront, s(1024, 30), &at(ends.clone()))?,
+        graph_shape(GraphShape::GraphTraversal, s(1024, 30), &at(ends.clone()))?,
+        task_cost(s(1 << 20, 1000), CostOf::Create, &at(vec![1]))?,
+        task_cost(s(1 << 20, 1000), CostOf::Dependency, &at(vec![1]))?,
+        task_cost(s(1 << 20, 1000), CostOf::Dependency8, &at(vec![1]))?,
+    ])
+}
+
 /// The headline suite: tree-sum 1,000 and 1,000,000 nodes and fib 30 with
 /// cutoffs 1 and 20 (tiny sizes with `smoke`).
 pub fn headline(smoke: bool, sel: &Selection) -> Result<Vec<Spec>, FlagError> {
@@ -447,6 +552,7 @@ pub fn suite(smoke: bool, sel: &Selection) -> Result<Vec<Spec>, FlagError> {
         &ends,
     )?);
     out.extend(message_passing_suite(smoke, sel, top)?);
+    out.extend(graph_suite(smoke, sel, top)?);
     // Drop duplicate ids that tiny sizes can create.
     let mut seen = std::collections::HashSet::new();
     out.retain(|spec| seen.insert(spec.plan.id.clone()));

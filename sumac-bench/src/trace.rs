@@ -53,6 +53,7 @@ pub fn chrome_json(runs: &[TraceRun]) -> Value {
         }
         // Open job / sleep start times per worker.
         let mut open_jobs: Vec<Vec<u64>> = vec![Vec::new(); workers];
+        let mut open_graph: Vec<Vec<u64>> = vec![Vec::new(); workers];
         let mut open_sleep: Vec<Option<u64>> = vec![None; workers];
         let instant = |name: &str, e: &Event| json!({"name": name, "ph": "i", "s": "t", "pid": pid, "tid": e.worker, "ts": us(e.time_ns)});
         let slice = |name: &str, w: usize, start: u64, end: u64| {
@@ -83,6 +84,11 @@ pub fn chrome_json(runs: &[TraceRun]) -> Value {
                     None => out.push(instant("wake", e)),
                 },
                 EventKind::Promotion => out.push(instant("promotion", e)),
+                EventKind::GraphTasksStart => open_graph[w].push(e.time_ns),
+                EventKind::GraphTasksEnd => match open_graph[w].pop() {
+                    Some(start) => out.push(slice("graph tasks", w, start, e.time_ns)),
+                    None => out.push(instant("graph tasks end", e)),
+                },
             }
         }
         for (w, starts) in open_jobs.iter().enumerate() {

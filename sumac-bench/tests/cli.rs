@@ -130,6 +130,7 @@ fn help_lists_every_workload() {
         "knucleotide",
         "suite",
         "headline",
+        "graph",
     ] {
         assert!(out.contains(w), "--help does not list {w}:\n{out}");
     }
@@ -612,4 +613,103 @@ fn bad_message_passing_flags_exit_2() {
     assert_flag_error(&bench(&["threadring", "--n", "0"]), "--n");
     assert_flag_error(&bench(&["oneshot", "--rounds", "0"]), "--rounds");
     assert_flag_error(&bench(&["ring", "--impls", "flume"]), "--impls");
+}
+
+#[test]
+fn every_graph_workload_runs_every_implementation_with_checked_results() {
+    let dir = scratch("graph");
+    for (args, bench_name) in [
+        (
+            vec!["graph", "linear-chain", "--size", "200"],
+            "graph-linear-chain",
+        ),
+        (
+            vec!["graph", "binary-tree", "--size", "6"],
+            "graph-binary-tree",
+        ),
+        (
+            vec!["graph", "wavefront", "--size", "12"],
+            "graph-wavefront",
+        ),
+        (
+            vec!["graph", "graph-traversal", "--size", "12"],
+            "graph-traversal",
+        ),
+    ] {
+        let csv = dir.join(format!("{bench_name}.csv"));
+        let mut all = args.clone();
+        all.extend(["--threads", "1,2", "--csv", csv.to_str().unwrap()]);
+        let o = bench(&all);
+        assert_ok(&o);
+        let rows = read_csv(&csv);
+        for imp in ["seq", "sumac", "rayon", "channel-pool"] {
+            assert!(
+                rows.iter().any(|r| r[0] == bench_name && r[2] == imp),
+                "{bench_name}: no {imp} row"
+            );
+        }
+    }
+    let o = bench(&[
+        "graph",
+        "bikeshed",
+        "--tasks",
+        "5000",
+        "--producers",
+        "2",
+        "--consumers",
+        "1,2",
+    ]);
+    assert_ok(&o);
+    let out = stdout(&o);
+    assert!(
+        out.contains("Bikeshed E") && out.contains("Bikeshed A"),
+        "{out}"
+    );
+    let o = bench(&["graph", "task-cost", "--count", "500", "--threads", "1"]);
+    assert_ok(&o);
+    assert!(stdout(&o).contains("graph-add-dependency-x8"));
+}
+
+#[test]
+fn bad_graph_flags_exit_2() {
+    assert_flag_error(
+        &bench(&["graph", "bikeshed", "--producers", "0"]),
+        "--producers",
+    );
+    assert_flag_error(&bench(&["graph", "bikeshed", "--tasks", "0"]), "--tasks");
+    assert_flag_error(
+        &bench(&["graph", "bikeshed", "--consumers", "0"]),
+        "--consumers",
+    );
+    assert_flag_error(&bench(&["graph", "linear-chain", "--size", "0"]), "--size");
+    assert_flag_error(
+        &bench(&["graph", "wavefront", "--size", "100000"]),
+        "--size",
+    );
+    assert_flag_error(&bench(&["graph", "task-cost", "--count", "0"]), "--count");
+    assert_flag_error(
+        &bench(&["graph", "linear-chain", "--impls", "chili"]),
+        "--impls",
+    );
+    let o = bench_raw(&["graph", "bikeshed", "--variant", "z"]);
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn the_suite_lists_the_graph_experiments() {
+    let o = bench_raw(&["suite", "--list", "--smoke"]);
+    assert_ok(&o);
+    let out = stdout(&o);
+    for id in [
+        "graph-bikeshed-E",
+        "graph-bikeshed-A",
+        "graph-linear-chain",
+        "graph-binary-tree",
+        "graph-wavefront",
+        "graph-traversal",
+        "graph-create-task",
+        "graph-add-dependency",
+    ] {
+        assert!(out.contains(id), "suite --list lacks {id}:\n{out}");
+    }
 }

@@ -54,6 +54,7 @@ mod worker;
 mod yielding;
 
 pub mod channel;
+pub mod graph;
 pub mod iter;
 pub mod prelude;
 pub mod slice;

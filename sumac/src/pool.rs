@@ -764,7 +764,8 @@ pub struct ThreadPool {
 }
 
 impl ThreadPool {
-    /// The pool's shared state (for crate-internal entry points such as `spawn_future`).
+    /// The pool's shared state (for crate-internal entry points: `spawn_future`, task
+    /// graphs bound to this pool).
     pub(crate) fn registry(&self) -> &Arc<Registry> {
         &self.registry
     }

@@ -34,6 +34,9 @@ pub struct WorkerStats {
     /// Times this worker was woken up (counted as the sleep ends): one less than
     /// `sleeps` while the worker is asleep, else equal.
     pub wakeups: u64,
+    /// Tasks of [task graphs](crate::graph) this worker ran (counted when its runner job
+    /// ends; tasks run outside the pool with `execute_one` are not counted here).
+    pub graph_tasks: u64,
 }
 
 impl Sub for WorkerStats {
@@ -57,6 +60,7 @@ impl Sub for WorkerStats {
             shared_jobs_run: self.shared_jobs_run.saturating_sub(earlier.shared_jobs_run),
             sleeps: self.sleeps.saturating_sub(earlier.sleeps),
             wakeups: self.wakeups.saturating_sub(earlier.wakeups),
+            graph_tasks: self.graph_tasks.saturating_sub(earlier.graph_tasks),
         }
     }
 }
@@ -70,6 +74,7 @@ impl WorkerStats {
             shared_jobs_run: self.shared_jobs_run + other.shared_jobs_run,
             sleeps: self.sleeps + other.sleeps,
             wakeups: self.wakeups + other.wakeups,
+            graph_tasks: self.graph_tasks + other.graph_tasks,
         }
     }
 }
@@ -227,6 +232,8 @@ pub(crate) struct WorkerCounters {
     pub(crate) shared_jobs_run: AtomicU64,
     pub(crate) sleeps: AtomicU64,
     pub(crate) wakeups: AtomicU64,
+    /// Task-graph tasks run by this worker's runner jobs.
+    pub(crate) graph_tasks: AtomicU64,
 }
 
 /// Adds `n` to a counter that only the calling worker writes.
@@ -250,6 +257,7 @@ impl WorkerCounters {
             shared_jobs_run: self.shared_jobs_run.load(Ordering::Relaxed),
             sleeps: self.sleeps.load(Ordering::Relaxed),
             wakeups: self.wakeups.load(Ordering::Relaxed),
+            graph_tasks: self.graph_tasks.load(Ordering::Relaxed),
         }
     }
 }

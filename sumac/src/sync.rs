@@ -1,20 +1,21 @@
 //! Synchronisation primitives, switched to loom's model-checked versions under `cfg(loom)`.
 //!
-//! Only the hand-off protocol (the shared queue, its sleep/wake logic and the latches)
-//! and the published best position of ordered searches (`iter::find::Best`) go through
+//! Only the hand-off protocol (the shared queue, its sleep/wake logic and the latches),
+//! the published best position of ordered searches (`iter::find::Best`) and the task
+//! graph's slots, ready stacks and runner count (`graph`) go through
 //! this module, so that `cargo test --cfg loom` can explore its
 //! interleavings. Worker-local state uses plain `Cell`s and never needs it.
 
 #[cfg(loom)]
 pub(crate) use loom::sync::atomic::{
-    fence, AtomicBool, AtomicPtr, AtomicU64, AtomicU8, AtomicUsize,
+    fence, AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicU8, AtomicUsize,
 };
 #[cfg(loom)]
 pub(crate) use loom::sync::{Condvar, Mutex, MutexGuard};
 
 #[cfg(not(loom))]
 pub(crate) use std::sync::atomic::{
-    fence, AtomicBool, AtomicPtr, AtomicU64, AtomicU8, AtomicUsize,
+    fence, AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicU8, AtomicUsize,
 };
 
 pub(crate) use std::sync::atomic::Ordering;

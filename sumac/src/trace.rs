@@ -24,6 +24,10 @@ pub enum EventKind {
     Sleep,
     /// Woke up.
     Wake,
+    /// Started running ready tasks of a [task graph](crate::graph) (a runner job).
+    GraphTasksStart,
+    /// Stopped running them (no ready task left).
+    GraphTasksEnd,
 }
 
 /// One recorded event.

@@ -558,3 +558,82 @@ fn tasks_are_requeued_through_their_metadata_job_across_workers() {
         assert_eq!(panic_message(&*payload), "task panic");
     });
 }
+
+/// Task graphs: closures stored inline and boxed, moved out to run or dropped unrun,
+/// slots reused under new generations, dependencies released across workers, panics,
+/// cancellation, re-runs and a dedicated channel served by this thread.
+#[test]
+fn task_graphs_run_drop_and_reuse_their_slots() {
+    use sumac::graph::{Task, TaskGraph, WaitError};
+    for threads in [1, 2] {
+        let pool = stress_pool(threads);
+        let graph = TaskGraph::builder()
+            .max_tasks(6)
+            .max_dependencies(6)
+            .dedicated_channels(1)
+            .pool(&pool)
+            .build()
+            .unwrap();
+        let drops = DropCounter::new();
+        let sum = std::sync::Arc::new(AtomicUsize::new(0));
+        for round in 0..size(2, 20) {
+            // A diamond, one closure boxed (too big to sit in its slot).
+            let (s1, s2, s3) = (sum.clone(), sum.clone(), sum.clone());
+            let token = drops.token();
+            let a = graph
+                .create(move |_| drop((s1.fetch_add(1, Ordering::SeqCst), token)))
+                .unwrap();
+            let big = [round; 8];
+            let b = graph
+                .create(move |_| {
+                    s2.fetch_add(big[0] - round + 1, Ordering::SeqCst);
+                })
+                .unwrap();
+            let c = graph
+                .create(move |t: &Task<'_, 'static>| {
+                    s3.fetch_add(1, Ordering::SeqCst);
+                    // A task made by a task.
+                    let s4 = s3.clone();
+                    let d = t
+                        .graph()
+                        .create(move |_| {
+                            s4.fetch_add(1, Ordering::SeqCst);
+                        })
+                        .unwrap();
+                    t.graph().ready(&[d]).unwrap();
+                })
+                .unwrap();
+            graph.add_dependencies(c, &[a, b]).unwrap();
+            graph.ready(&[c, a, b]).unwrap();
+            graph.wait_all().unwrap();
+            // A panic cancels its dependent, whose closure is dropped unrun.
+            let token = drops.token();
+            let bad = graph.create(|_| panic!("miri")).unwrap();
+            let cancelled = graph.create(move |_| drop(token)).unwrap();
+            graph.add_dependencies(cancelled, &[bad]).unwrap();
+            graph.ready(&[cancelled, bad]).unwrap();
+            assert!(matches!(graph.wait_all(), Err(WaitError::Failed(_))));
+        }
+        assert_eq!(sum.load(Ordering::SeqCst), size(2, 20) * 4);
+        // Never readied, on a dedicated channel, reusable: dropped with the graph.
+        let main = graph.dedicated_channel(0).unwrap();
+        let token = drops.token();
+        let here = graph.create_on(main, move |_| drop(token)).unwrap();
+        graph.ready(&[here]).unwrap();
+        assert!(graph.execute_one(main).unwrap());
+        let token = drops.token();
+        let again = graph
+            .create_reusable(move |_| {
+                let _ = &token;
+            })
+            .unwrap();
+        graph.ready(&[again]).unwrap();
+        graph.wait_all().unwrap();
+        graph.rerun().unwrap();
+        graph.wait_all().unwrap();
+        let token = drops.token();
+        graph.create(move |_| drop(token)).unwrap();
+        drop(graph);
+        assert_eq!(drops.created(), drops.dropped());
+    }
+}

@@ -71,7 +71,9 @@ impl Workload for Fib {
             Ctx::Sumac => fib_join::<SumacJoin>(self.n, cutoff),
             Ctx::Rayon { .. } => fib_join::<RayonJoin>(self.n, cutoff),
             Ctx::Chili(s) => fib_chili(self.n, cutoff, s),
-            Ctx::Static { .. } | Ctx::Forte => unreachable!("fib has no static or forte variant"),
+            Ctx::Static { .. } | Ctx::Forte | Ctx::ChannelPool { .. } => {
+                unreachable!("fib has no static, forte or channel-pool variant")
+            }
         }
     }
 }

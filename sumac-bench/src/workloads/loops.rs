@@ -17,6 +17,7 @@ pub fn loop_supports(imp: Impl) -> bool {
         Impl::Chili
         | Impl::Static
         | Impl::Forte
+        | Impl::ChannelPool
         | Impl::CrossbeamChannel
         | Impl::Flume
         | Impl::Kanal

@@ -7,6 +7,7 @@
 pub mod bfs;
 pub mod channel;
 pub mod fib;
+pub mod graph;
 pub mod knucleotide;
 pub mod loops;
 pub mod ring;

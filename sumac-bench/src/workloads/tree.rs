@@ -190,6 +190,7 @@ fn sum_in<L: LeafWork>(root: &Node, l: L, ctx: &mut Ctx<'_, '_>) -> i64 {
         Ctx::Chili(s) => sum_chili(root, l, s),
         Ctx::Static { threads } => sum_static(root, l, *threads),
         Ctx::Forte => unreachable!("tree-sum has no forte variant"),
+        Ctx::ChannelPool { .. } => unreachable!("tree-sum has no channel-pool variant"),
     }
 }
 

@@ -1,0 +1,1906 @@
+//! The shared state of a task graph and everything that runs on it: allocation, creation,
+//! dependencies, readying, runners, completion, waiting, cancelling and re-running.
+//!
+//! # Runners and the hand-off that strands no task
+//! Ready tasks of pool channels are run by *runners*: pool jobs that each take batches of
+//! ready tasks until none are left, then end. `sched` holds the number of runners
+//! (spawned and not yet ended) and a `NOTIFIED` bit, and both sides change it only with
+//! read-modify-writes, so they are totally ordered:
+//!
+//! * whoever pushes ready tasks then either adds a runner (if fewer than wanted exist)
+//!   and spawns it, or sets `NOTIFIED` (a compare-and-swap even if it is set already, so
+//!   that the runner that clears it synchronises with this push);
+//! * a runner that finds every pool channel empty clears `NOTIFIED` and looks again if it
+//!   was set, and otherwise leaves by decrementing the count.
+//!
+//! A push that came before a runner's exit swap shows as `NOTIFIED` (the runner looks
+//! again and finds it); one that came after sees the runner gone and spawns another. The
+//! loom model `loom_graph_*` checks this on this code.
+//!
+//! A runner keeps the tasks its own tasks release (up to `KEEP_MAX`, newest first) and
+//! runs them next without a push, like a depth-first walk that keeps their data in cache;
+//! beyond that it pushes the older ones in one go for other runners. The kept tasks live
+//! in a thread-local, so that a task that waits can hand them to other runners first.
+//!
+//! # Completion and dependency release
+//! The thread that runs a task owns it: it made its `pending` word zero. Finishing sets
+//! `CLOSED` on the task's `dependents` word and takes the list in the same instruction;
+//! each dependent's `pending` is decremented (acquire-release, so the task that makes it
+//! zero sees every dependency's effects) and whoever makes it zero schedules it. A
+//! dependency linked concurrently either made it onto the list before `CLOSED` (and is
+//! released) or sees `CLOSED` and undoes its own count. A failed (panicked or cancelled)
+//! task poisons its dependents before releasing them; a poisoned task finishes without
+//! running and poisons its own, so failure cascades along the same path.
+//!
+//! # Counting for waits
+//! `unfinished` counts created tasks not yet finished. Runners count what they finish
+//! locally and subtract it in batches, always before they leave, so `wait_all` sees zero
+//! once they are idle. A graph is *stalled* when tasks are unfinished but no runner or
+//! helper is active and no channel holds a ready task: nothing inside the graph can make
+//! progress. Waiters register in `waiters`; every event that may end a wait (a finished
+//! task while someone waits for one, the last runner leaving, the count reaching zero, a
+//! push to a dedicated channel) wakes them after making its change, and they re-check.
+//!
+//! # Memory
+//! Nothing is allocated per task: slots, their link indices and the dependency links are
+//! arrays allocated (zeroed, so mapped lazily) when the graph is built; freed slots and
+//! links go back to lock-free free stacks in batches. Runner jobs are allocated per
+//! burst of work, not per task.
+
+use std::cell::Cell;
+use std::marker::PhantomData;
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use crossbeam_utils::CachePadded;
+
+use super::error::{Capacity, Failure, GraphBusy, GraphFull, TaskError, WaitError};
+use super::slot::{
+    generation_of, Slot, CHANNEL_MASK, CLOSED, COUNT_MASK, FAILED, LINK_MASK, NOT_READIED, NO_LINK,
+    POISONED, REUSABLE,
+};
+use super::stack::{Chain, FreeStack, ReadyStack, NIL};
+use super::{Channel, Task, TaskId};
+use crate::job::PanicPayload;
+use crate::park::{self, Unparker};
+use crate::registry::Registry;
+use crate::sync::{AtomicBool, AtomicU32, AtomicUsize, Mutex};
+
+/// Ready tasks a runner takes from a channel at once (the rest stay for other runners).
+const RUNNER_BATCH: usize = 32;
+/// Freed slots and links a thread keeps before pushing them back in one go (fewer slots
+/// in a small graph, see `Graph::free_batch`).
+const FREE_BATCH: u32 = 64;
+/// Freed slots a runner that ran out of ready tasks keeps before pushing them back.
+const IDLE_FREE_BATCH: u32 = 16;
+/// A graph lets each thread keep at most this fraction of its slots freed but unpublished,
+/// so that a small graph's creators (possibly tasks of the same runner) find them.
+const FREE_BATCH_SHARE: usize = 64;
+/// Rounds an idle runner watches the pool channels before it ends: spawning a new runner
+/// for the next burst costs an allocation and a pool push, so a short gap between a
+/// producer's batches should not end it.
+const RUNNER_LINGER_ROUNDS: u32 = 256;
+/// Released tasks a runner keeps to run itself (newest first, like a depth-first walk,
+/// which keeps their data in cache); older ones beyond this go to its channel for others.
+const KEEP_MAX: u32 = 8;
+/// How many tasks of a batch ahead a runner prefetches the slot of.
+const PREFETCH_AHEAD: usize = 4;
+/// Channels a thread collects released tasks for before pushing them.
+const RELEASE_CHANNELS: usize = 4;
+
+/// `sched`: set by a push that did not spawn a runner (see the module documentation).
+const NOTIFIED: usize = 1;
+/// `sched`: one runner.
+const RUNNER: usize = 2;
+
+static NEXT_SERIAL: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(1);
+
+thread_local! {
+    /// The graph whose tasks the calling thread is running (innermost), if any.
+    static CURRENT_GRAPH: Cell<usize> = const { Cell::new(0) };
+}
+
+/// The released tasks a runner keeps to run itself (see `KEEP_MAX`), newest first, and
+/// the channel it shares them on.
+#[derive(Clone, Copy)]
+struct Kept {
+    tasks: Chain,
+    home: usize,
+}
+
+thread_local! {
+    /// The calling runner's kept tasks: in a thread-local rather than on the runner's
+    /// stack, so that a task of the runner that waits can share them first (the task it
+    /// waits for may be one of them).
+    static KEPT: Cell<Kept> = const {
+        Cell::new(Kept {
+            tasks: Chain::EMPTY,
+            home: 0,
+        })
+    };
+}
+
+/// Marks the calling thread as running tasks of a graph until dropped.
+struct Running {
+    previous: usize,
+    previous_kept: Kept,
+}
+
+impl Running {
+    /// `runner`: the thread runs a runner job (which holds a place in `sched`) for pool
+    /// channel `home`, not a helper's call.
+    fn enter(graph: &Graph<'_>, runner: bool, home: usize) -> Running {
+        let address = graph as *const Graph<'_> as usize | runner as usize;
+        Running {
+            previous: CURRENT_GRAPH.with(|current| current.replace(address)),
+            previous_kept: KEPT.replace(Kept {
+                tasks: Chain::EMPTY,
+                home,
+            }),
+        }
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        debug_assert_eq!(KEPT.get().tasks.count, 0, "kept tasks left behind");
+        KEPT.set(self.previous_kept);
+        CURRENT_GRAPH.with(|current| current.set(self.previous));
+    }
+}
+
+/// Who runs the runners.
+pub(crate) enum Executor {
+    /// Runner jobs go to this pool.
+    Pool(Arc<Registry>),
+    /// Runner requests are counted for a loom model's threads to serve.
+    #[cfg(all(test, loom))]
+    Model(loom::sync::Arc<loom::sync::atomic::AtomicUsize>),
+}
+
+/// The first panic and the cancelled tasks since the last report.
+#[derive(Default)]
+struct FailureLog {
+    panic: Option<(TaskId, PanicPayload)>,
+    other_panics: usize,
+    cancelled: usize,
+    cancelled_ids: Vec<TaskId>,
+}
+
+/// A task graph: its tasks, their dependencies, its channels and its runners. A
+/// [`TaskGraph`](super::TaskGraph) owns one and dereferences to it; running tasks reach
+/// it through [`Task::graph`]. Every method takes `&self` and may be called from any
+/// thread, including from tasks of the graph.
+///
+/// `'a` is how long the tasks' borrows live: `'static` for a graph that outlives stack
+/// frames, or a scope's lifetime inside [`scope`](super::scope).
+pub struct Graph<'a> {
+    serial: u32,
+    slots: Box<[Slot]>,
+    /// Per slot: the next index on the stack or chain the slot is on.
+    next: Box<[AtomicU32]>,
+    free_slots: CachePadded<FreeStack>,
+    /// Slots never used yet start here (allocation bumps it).
+    fresh_slots: CachePadded<AtomicU32>,
+    /// Per link: the task it releases.
+    link_target: Box<[AtomicU32]>,
+    /// Per link: the next link on the list or stack it is on.
+    link_next: Box<[AtomicU32]>,
+    free_links: CachePadded<FreeStack>,
+    fresh_links: CachePadded<AtomicU32>,
+    /// Pool channels first, then dedicated channels.
+    channels: Box<[CachePadded<ReadyStack>]>,
+    pool_channels: usize,
+    /// `runners * RUNNER | NOTIFIED`.
+    sched: CachePadded<AtomicUsize>,
+    max_runners: usize,
+    /// Freed slots a thread keeps before publishing them.
+    free_batch: u32,
+    /// Threads running tasks outside runners (`execute_one`, `run_channel`).
+    helpers: CachePadded<AtomicUsize>,
+    unfinished: CachePadded<AtomicUsize>,
+    /// Registered waiters (a hint that events must wake `waiters`).
+    waiting: CachePadded<AtomicUsize>,
+    /// Registered waiters for one task ([`Graph::wait`]): every finished task wakes them.
+    task_waiters: AtomicUsize,
+    waiters: Mutex<Vec<Unparker>>,
+    failed: AtomicBool,
+    failures: Mutex<FailureLog>,
+    cancelling: AtomicBool,
+    executor: Executor,
+    /// Invariant in `'a`: tasks of exactly this lifetime.
+    _tasks: PhantomData<fn(&'a ()) -> &'a ()>,
+}
+
+// SAFETY: the closures in the slots are `Send`, and each is touched by one thread at a
+// time: its creator until it publishes the task, then the thread that owns its run (or,
+// once nothing runs, the thread dropping the graph). Everything else is atomic or locked.
+unsafe impl Send for Graph<'_> {}
+// SAFETY: as above.
+unsafe impl Sync for Graph<'_> {}
+
+/// What a thread running tasks collects before publishing it in one go.
+struct Local {
+    /// Keep released tasks of pool channels to run next, without a push (a runner; the
+    /// tasks kept are in `KEPT`).
+    keep: bool,
+    released: [(u32, Chain); RELEASE_CHANNELS],
+    released_len: usize,
+    free_slots: Chain,
+    free_links: Chain,
+    finished: usize,
+    ran: u64,
+}
+
+impl Local {
+    fn new(keep: bool) -> Local {
+        Local {
+            keep,
+            released: [(0, Chain::EMPTY); RELEASE_CHANNELS],
+            released_len: 0,
+            free_slots: Chain::EMPTY,
+            free_links: Chain::EMPTY,
+            finished: 0,
+            ran: 0,
+        }
+    }
+}
+
+/// Configuration of a new graph (checked by the builder).
+pub(crate) struct Config {
+    pub(crate) max_tasks: usize,
+    pub(crate) max_dependencies: usize,
+    pub(crate) pool_channels: usize,
+    pub(crate) dedicated_channels: usize,
+    pub(crate) max_runners: usize,
+    pub(crate) executor: Executor,
+}
+
+fn atomic_array(len: usize) -> Box<[AtomicU32]> {
+    #[cfg(not(loom))]
+    {
+        super::slot::zeroed_slice(len)
+    }
+    #[cfg(loom)]
+    {
+        (0..len).map(|_| AtomicU32::new(0)).collect()
+    }
+}
+
+fn slot_array(len: usize) -> Box<[Slot]> {
+    #[cfg(not(loom))]
+    {
+        super::slot::zeroed_slice(len)
+    }
+    #[cfg(loom)]
+    {
+        (0..len).map(|_| Slot::new()).collect()
+    }
+}
+
+/// What pushing a link onto a task's dependents list found.
+enum Linked {
+    Yes,
+    /// The task finished already (`failed`: it panicked or was cancelled).
+    Finished {
+        failed: bool,
+    },
+}
+
+impl<'a> Graph<'a> {
+    pub(crate) fn new(config: Config) -> Arc<Graph<'a>> {
+        let channels = config.pool_channels + config.dedicated_channels;
+        Arc::new(Graph {
+            serial: NEXT_SERIAL.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+            slots: slot_array(config.max_tasks),
+            next: atomic_array(config.max_tasks),
+            free_slots: CachePadded::new(FreeStack::new()),
+            fresh_slots: CachePadded::new(AtomicU32::new(0)),
+            link_target: atomic_array(config.max_dependencies),
+            link_next: atomic_array(config.max_dependencies),
+            free_links: CachePadded::new(FreeStack::new()),
+            fresh_links: CachePadded::new(AtomicU32::new(0)),
+            channels: (0..channels)
+                .map(|_| CachePadded::new(ReadyStack::new()))
+                .collect(),
+            pool_channels: config.pool_channels,
+            sched: CachePadded::new(AtomicUsize::new(0)),
+            max_runners: config.max_runners.max(1),
+            free_batch: (config.max_tasks / FREE_BATCH_SHARE).clamp(1, FREE_BATCH as usize) as u32,
+            helpers: CachePadded::new(AtomicUsize::new(0)),
+            unfinished: CachePadded::new(AtomicUsize::new(0)),
+            waiting: CachePadded::new(AtomicUsize::new(0)),
+            task_waiters: AtomicUsize::new(0),
+            waiters: Mutex::new(Vec::new()),
+            failed: AtomicBool::new(false),
+            failures: Mutex::new(FailureLog::default()),
+            cancelling: AtomicBool::new(false),
+            executor: config.executor,
+            _tasks: PhantomData,
+        })
+    }
+
+    /// Another strong reference to this graph.
+    fn arc(&self) -> Arc<Graph<'a>> {
+        let this: *const Graph<'a> = self;
+        // SAFETY: a `Graph` is only ever made inside an `Arc` (`Graph::new`) and never
+        // moved out of it, and `&self` proves a strong reference is alive.
+        unsafe {
+            Arc::increment_strong_count(this);
+            Arc::from_raw(this)
+        }
+    }
+
+    // -----------------------------------------------------------------------------------
+    // Channels and ids
+    // -----------------------------------------------------------------------------------
+
+    /// Pool channel `index` (`0..channels`): its ready tasks run on the pool's workers,
+    /// which take from every pool channel (a runner prefers the channel it was started
+    /// for). `None` if there is no such channel.
+    pub fn channel(&self, index: usize) -> Option<Channel> {
+        (index < self.pool_channels).then_some(Channel {
+            graph: self.serial,
+            index: index as u16,
+        })
+    }
+
+    /// Dedicated channel `index` (`0..dedicated_channels`): its ready tasks run only on
+    /// threads that serve it ([`execute_one`](Self::execute_one),
+    /// [`run_channel`](Self::run_channel), [`wait_all_serving`](Self::wait_all_serving)),
+    /// for example a main-thread channel. `None` if there is no such channel.
+    pub fn dedicated_channel(&self, index: usize) -> Option<Channel> {
+        (index < self.channels.len() - self.pool_channels).then(|| Channel {
+            graph: self.serial,
+            index: (self.pool_channels + index) as u16,
+        })
+    }
+
+    /// The channel of tasks made by [`create`](Self::create): pool channel 0.
+    pub fn default_channel(&self) -> Channel {
+        Channel {
+            graph: self.serial,
+            index: 0,
+        }
+    }
+
+    /// The number of task slots.
+    pub fn max_tasks(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// The number of dependency links.
+    pub fn max_dependencies(&self) -> usize {
+        self.link_target.len()
+    }
+
+    /// Tasks created and not yet finished (a snapshot; finished tasks are counted in
+    /// batches as runners go idle).
+    pub fn unfinished(&self) -> usize {
+        self.unfinished.load(Ordering::Acquire)
+    }
+
+    fn check_channel(&self, channel: Channel) -> Result<usize, TaskError> {
+        if channel.graph != self.serial {
+            return Err(TaskError::ForeignGraph);
+        }
+        let index = channel.index as usize;
+        if index >= self.channels.len() {
+            return Err(TaskError::NoSuchChannel);
+        }
+        Ok(index)
+    }
+
+    fn check_id(&self, id: TaskId) -> Result<usize, TaskError> {
+        if id.graph != self.serial {
+            return Err(TaskError::ForeignGraph);
+        }
+        let index = id.index as usize;
+        if index >= self.slots.len() {
+            return Err(TaskError::OutOfRange);
+        }
+        Ok(index)
+    }
+
+    /// Whether task `id` has finished (its slot moved on, or it is closed).
+    fn finished(&self, index: usize, generation: u32) -> bool {
+        let dependents = self.slots[index].dependents.load(Ordering::SeqCst);
+        generation_of(dependents) != generation || dependents & CLOSED != 0
+    }
+
+    fn is_pool_channel(&self, channel: usize) -> bool {
+        channel < self.pool_channels
+    }
+
+    // -----------------------------------------------------------------------------------
+    // Allocation
+    // -----------------------------------------------------------------------------------
+
+    /// Takes `n` indices from `free` and then from the never-used range; all or nothing.
+    fn allocate(
+        free: &FreeStack,
+        fresh: &AtomicU32,
+        next: &[AtomicU32],
+        n: usize,
+        capacity: Capacity,
+    ) -> Result<Chain, GraphFull> {
+        let full = GraphFull {
+            capacity,
+            requested: n,
+        };
+        let Ok(wanted) = u32::try_from(n) else {
+            return Err(full);
+        };
+        let mut chain = Chain::EMPTY;
+        while chain.count < wanted {
+            let popped = free.pop(next, wanted - chain.count);
+            if popped.is_empty() {
+                break;
+            }
+            if chain.is_empty() {
+                chain = popped;
+            } else {
+                next[chain.last as usize].store(popped.first, Ordering::Relaxed);
+                chain.last = popped.last;
+                chain.count += popped.count;
+            }
+        }
+        let missing = wanted - chain.count;
+        if missing > 0 {
+            let bumped = fresh.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |used| {
+                used.checked_add(missing)
+                    .filter(|&end| end as usize <= next.len())
+            });
+            match bumped {
+                Ok(start) => {
+                    for index in start..start + missing {
+                        chain.push_back(next, index);
+                    }
+                }
+                Err(_) => {
+                    if !chain.is_empty() {
+                        free.push(next, chain);
+                    }
+                    return Err(full);
+                }
+            }
+        }
+        Ok(chain)
+    }
+
+    fn allocate_slots(&self, n: usize) -> Result<Chain, GraphFull> {
+        Self::allocate(
+            &self.free_slots,
+            &self.fresh_slots,
+            &self.next,
+            n,
+            Capacity::Tasks,
+        )
+    }
+
+    fn allocate_links(&self, n: usize) -> Result<Chain, GraphFull> {
+        Self::allocate(
+            &self.free_links,
+            &self.fresh_links,
+            &self.link_next,
+            n,
+            Capacity::Dependencies,
+        )
+    }
+
+    // -----------------------------------------------------------------------------------
+    // Creating
+    // -----------------------------------------------------------------------------------
+
+    /// Fills slot `index` (just allocated) with a new task and returns its id.
+    #[inline]
+    fn init_slot(
+        &self,
+        index: u32,
+        channel: usize,
+        reusable: bool,
+        put: impl FnOnce(&Slot),
+    ) -> TaskId {
+        let id = self.fill_slot(index, channel, reusable, put);
+        self.publish_slot(id);
+        id
+    }
+
+    /// Fills slot `index` (just allocated) with a new task, not yet visible to
+    /// [`cancel`](Self::cancel)'s sweep (see [`publish_slot`](Self::publish_slot)).
+    #[inline]
+    fn fill_slot(
+        &self,
+        index: u32,
+        channel: usize,
+        reusable: bool,
+        put: impl FnOnce(&Slot),
+    ) -> TaskId {
+        let slot = &self.slots[index as usize];
+        let generation = match generation_of(slot.pending.load(Ordering::Relaxed)).wrapping_add(1) {
+            0 => 1,
+            g => g,
+        };
+        put(slot);
+        let reuse = if reusable { REUSABLE } else { 0 };
+        slot.meta.store(channel as u32 | reuse, Ordering::Relaxed);
+        slot.dependents
+            .store(((generation as u64) << 32) | NO_LINK, Ordering::Relaxed);
+        TaskId {
+            graph: self.serial,
+            index,
+            generation,
+        }
+    }
+
+    /// Makes a filled task's `pending` word current: from here on its id works, and a
+    /// sweep of [`cancel`](Self::cancel) may ready it.
+    #[inline]
+    fn publish_slot(&self, id: TaskId) {
+        // Release: whoever sees this word (readying, cancelling) sees the closure.
+        self.slots[id.index as usize].pending.store(
+            ((id.generation as u64) << 32) | NOT_READIED,
+            Ordering::Release,
+        );
+    }
+
+    /// Creates a one-shot task on the [default channel](Self::default_channel). It runs
+    /// once it was [readied](Self::ready) and every dependency added to it finished. The
+    /// closure gets a [`Task`] with this graph and its own id (to create, connect and
+    /// ready more tasks: continuations, subgraphs).
+    ///
+    /// Closures of up to 32 bytes (8-byte aligned) are stored in the task's slot; a
+    /// bigger one is boxed (one allocation).
+    ///
+    /// ```
+    /// use std::sync::atomic::{AtomicUsize, Ordering};
+    /// let count = AtomicUsize::new(0);
+    /// sumac::graph::scope(|g| {
+    ///     let a = g.create(|_| { count.fetch_add(1, Ordering::Relaxed); }).unwrap();
+    ///     g.ready(&[a]).unwrap();
+    /// })
+    /// .unwrap();
+    /// assert_eq!(count.into_inner(), 1);
+    /// ```
+    ///
+    /// # Errors
+    /// [`GraphFull`] if no slot is free.
+    pub fn create<F>(&self, f: F) -> Result<TaskId, GraphFull>
+    where
+        F: FnOnce(&Task<'_, 'a>) + Send + 'a,
+    {
+        let chain = self.allocate_slots(1)?;
+        // SAFETY: the slot was just allocated to us and holds no closure; the task will
+        // run with contexts of this graph.
+        let id = self.init_slot(chain.first, 0, false, |slot| unsafe { slot.put_once(f) });
+        self.unfinished.fetch_add(1, Ordering::Relaxed);
+        Ok(id)
+    }
+
+    /// [`create`](Self::create) on `channel`.
+    ///
+    /// # Errors
+    /// [`TaskError::Full`], or a channel of another graph.
+    pub fn create_on<F>(&self, channel: Channel, f: F) -> Result<TaskId, TaskError>
+    where
+        F: FnOnce(&Task<'_, 'a>) + Send + 'a,
+    {
+        let channel = self.check_channel(channel)?;
+        let chain = self.allocate_slots(1)?;
+        // SAFETY: as in `create`.
+        let id = self.init_slot(chain.first, channel, false, |slot| unsafe {
+            slot.put_once(f)
+        });
+        self.unfinished.fetch_add(1, Ordering::Relaxed);
+        Ok(id)
+    }
+
+    /// Creates a reusable task on `channel`: an `Fn` that stays in the graph after it ran,
+    /// so that [`rerun`](Self::rerun) runs it again with the same dependencies. Reusable
+    /// tasks may depend only on reusable tasks (and one-shot only on one-shot); they are
+    /// kept until the graph is dropped.
+    ///
+    /// # Errors
+    /// [`TaskError::Full`], or a channel of another graph.
+    pub fn create_reusable_on<F>(&self, channel: Channel, f: F) -> Result<TaskId, TaskError>
+    where
+        F: Fn(&Task<'_, 'a>) + Send + 'a,
+    {
+        let channel = self.check_channel(channel)?;
+        let chain = self.allocate_slots(1)?;
+        // SAFETY: as in `create`.
+        let id = self.init_slot(chain.first, channel, true, |slot| unsafe {
+            slot.put_reusable(f)
+        });
+        self.unfinished.fetch_add(1, Ordering::Relaxed);
+        Ok(id)
+    }
+
+    /// [`create_reusable_on`](Self::create_reusable_on) the default channel.
+    ///
+    /// # Errors
+    /// [`GraphFull`] if no slot is free.
+    pub fn create_reusable<F>(&self, f: F) -> Result<TaskId, GraphFull>
+    where
+        F: Fn(&Task<'_, 'a>) + Send + 'a,
+    {
+        match self.create_reusable_on(self.default_channel(), f) {
+            Ok(id) => Ok(id),
+            Err(TaskError::Full(full)) => Err(full),
+            Err(other) => unreachable!("the default channel was refused: {other}"),
+        }
+    }
+
+    /// Creates one one-shot task per closure of `tasks`, on the default channel, with one
+    /// synchronisation for the whole batch; returns their ids in order. A batch fails
+    /// whole: with too few free slots, nothing is created.
+    ///
+    /// ```
+    /// use std::sync::atomic::{AtomicUsize, Ordering};
+    /// let count = AtomicUsize::new(0);
+    /// sumac::graph::scope(|g| {
+    ///     let count = &count;
+    ///     let ids = g
+    ///         .create_batch((0..16).map(|i| move |_: &sumac::graph::Task<'_, '_>| {
+    ///             count.fetch_add(i, Ordering::Relaxed);
+    ///         }))
+    ///         .unwrap();
+    ///     g.ready(&ids).unwrap();
+    /// })
+    /// .unwrap();
+    /// assert_eq!(count.into_inner(), 120);
+    /// ```
+    ///
+    /// # Errors
+    /// [`GraphFull`] if fewer slots than closures are free.
+    pub fn create_batch<I, F>(&self, tasks: I) -> Result<Vec<TaskId>, GraphFull>
+    where
+        I: IntoIterator<Item = F>,
+        I::IntoIter: ExactSizeIterator,
+        F: FnOnce(&Task<'_, 'a>) + Send + 'a,
+    {
+        let tasks = tasks.into_iter();
+        let mut ids = Vec::with_capacity(tasks.len());
+        match self.create_batch_into(self.default_channel(), tasks, &mut ids) {
+            Ok(()) => Ok(ids),
+            Err(TaskError::Full(full)) => Err(full),
+            Err(other) => unreachable!("the default channel was refused: {other}"),
+        }
+    }
+
+    /// [`create_batch`](Self::create_batch) on `channel`, appending the ids to `ids` (a
+    /// buffer that can be reused, so that a steady stream of batches allocates nothing).
+    /// On error nothing is created and `ids` is unchanged. If the iterator yields fewer
+    /// closures than its length said, the unused slots go back; extra ones are ignored.
+    ///
+    /// # Errors
+    /// [`TaskError::Full`], or a channel of another graph.
+    pub fn create_batch_into<I, F>(
+        &self,
+        channel: Channel,
+        tasks: I,
+        ids: &mut Vec<TaskId>,
+    ) -> Result<(), TaskError>
+    where
+        I: IntoIterator<Item = F>,
+        I::IntoIter: ExactSizeIterator,
+        F: FnOnce(&Task<'_, 'a>) + Send + 'a,
+    {
+        let channel = self.check_channel(channel)?;
+        let mut tasks = tasks.into_iter();
+        let n = tasks.len();
+        if n == 0 {
+            return Ok(());
+        }
+        let chain = self.allocate_slots(n)?;
+        ids.reserve(n);
+        let start = ids.len();
+        // The tasks are published only once all are made. If the iterator panics, the
+        // tasks made so far (never published, so no other thread saw them) are dropped and
+        // every slot of the batch goes back: the batch is all or nothing.
+        struct Unwind<'g, 'a, 'v> {
+            graph: &'g Graph<'a>,
+            chain: Chain,
+            ids: &'v mut Vec<TaskId>,
+            start: usize,
+        }
+        impl Drop for Unwind<'_, '_, '_> {
+            fn drop(&mut self) {
+                for id in self.ids.drain(self.start..) {
+                    // SAFETY: the task was never published; we still own its slot.
+                    unsafe { self.graph.slots[id.index as usize].drop_closure() };
+                }
+                self.graph.free_slots.push(&self.graph.next, self.chain);
+            }
+        }
+        let guard = Unwind {
+            graph: self,
+            chain,
+            ids,
+            start,
+        };
+        let mut index = chain.first;
+        let mut made = 0u32;
+        while made < chain.count {
+            let Some(f) = tasks.next() else { break };
+            let after = self.next[index as usize].load(Ordering::Relaxed);
+            // SAFETY: as in `create`.
+            let id = self.fill_slot(index, channel, false, |slot| unsafe { slot.put_once(f) });
+            guard.ids.push(id);
+            made += 1;
+            index = after;
+        }
+        let guard = std::mem::ManuallyDrop::new(guard);
+        for &id in &guard.ids[start..] {
+            self.publish_slot(id);
+        }
+        if made < chain.count {
+            // The iterator ran dry early: the slots not used go back.
+            let mut rest = Chain::EMPTY;
+            let mut at = index;
+            for _ in made..chain.count {
+                let after = self.next[at as usize].load(Ordering::Relaxed);
+                rest.push_back(&self.next, at);
+                at = after;
+            }
+            self.free_slots.push(&self.next, rest);
+        }
+        let _ = guard;
+        self.unfinished.fetch_add(made as usize, Ordering::Relaxed);
+        Ok(())
+    }
+
+    // -----------------------------------------------------------------------------------
+    // Dependencies
+    // -----------------------------------------------------------------------------------
+
+    /// Makes `task` run only after every task of `before` finished. Batched: the links
+    /// are allocated and `task` counted with one synchronisation each, plus one push per
+    /// link. A task of `before` that finished already counts as done (if it panicked or
+    /// was cancelled, `task` will be cancelled), so a running task may make a
+    /// continuation of itself: `g.add_dependencies(next, &[me.id()])`.
+    ///
+    /// ```
+    /// use std::sync::Mutex;
+    /// let order = Mutex::new(Vec::new());
+    /// sumac::graph::scope(|g| {
+    ///     let order = &order;
+    ///     let a = g.create(move |_| order.lock().unwrap().push('a')).unwrap();
+    ///     let b = g.create(move |_| order.lock().unwrap().push('b')).unwrap();
+    ///     g.add_dependencies(a, &[b]).unwrap(); // a after b
+    ///     g.ready(&[a, b]).unwrap();
+    /// })
+    /// .unwrap();
+    /// assert_eq!(order.into_inner().unwrap(), ['b', 'a']);
+    /// ```
+    ///
+    /// # Errors
+    /// A [`TaskError`] and nothing changed: an id of another graph or out of range,
+    /// `task` finished or readied already, `task` among `before`, reusable and one-shot
+    /// tasks mixed, or too few free links.
+    pub fn add_dependencies(&self, task: TaskId, before: &[TaskId]) -> Result<(), TaskError> {
+        let index = self.check_id(task)?;
+        let slot = &self.slots[index];
+        let reusable = slot.meta.load(Ordering::Relaxed) & REUSABLE;
+        for &b in before {
+            let b_index = self.check_id(b)?;
+            if b == task {
+                return Err(TaskError::SelfDependency);
+            }
+            let b_slot = &self.slots[b_index];
+            if generation_of(b_slot.pending.load(Ordering::Acquire)) == b.generation
+                && b_slot.meta.load(Ordering::Relaxed) & REUSABLE != reusable
+            {
+                return Err(TaskError::ReuseMismatch);
+            }
+        }
+        if before.is_empty() {
+            return self.check_open(task).map(|_| ());
+        }
+        let k = before.len() as u64;
+        let links = self.allocate_links(before.len())?;
+        let mut pending = slot.pending.load(Ordering::Relaxed);
+        loop {
+            let refusal = if generation_of(pending) != task.generation {
+                Some(TaskError::Finished)
+            } else if pending & NOT_READIED == 0 {
+                Some(self.readied_or_finished(index, task.generation))
+            } else if (pending & COUNT_MASK) + k > COUNT_MASK {
+                Some(TaskError::TooManyDependencies)
+            } else if reusable != 0 && generation_of(pending) != task.generation {
+                Some(TaskError::Finished)
+            } else {
+                None
+            };
+            if let Some(error) = refusal {
+                self.free_links.push(&self.link_next, links);
+                return Err(error);
+            }
+            match slot.pending.compare_exchange_weak(
+                pending,
+                pending + k,
+                Ordering::AcqRel,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => break,
+                Err(actual) => pending = actual,
+            }
+        }
+        let mut unused = Chain::EMPTY;
+        let mut undo = 0u64;
+        let mut poison = false;
+        let mut link = links.first;
+        for &b in before {
+            let after = self.link_next[link as usize].load(Ordering::Relaxed);
+            self.link_target[link as usize].store(task.index, Ordering::Relaxed);
+            match self.push_dependent(b, link) {
+                Linked::Yes => {}
+                Linked::Finished { failed } => {
+                    undo += 1;
+                    poison |= failed;
+                    unused.push_back(&self.link_next, link);
+                }
+            }
+            link = after;
+        }
+        if !unused.is_empty() {
+            self.free_links.push(&self.link_next, unused);
+        }
+        if undo > 0 {
+            let mut local = Local::new(false);
+            self.release(index, undo, poison, &mut local);
+            self.publish(&mut local);
+        }
+        Ok(())
+    }
+
+    /// Checks that `task` may still take dependencies (for an empty `before`).
+    fn check_open(&self, task: TaskId) -> Result<usize, TaskError> {
+        let index = self.check_id(task)?;
+        let pending = self.slots[index].pending.load(Ordering::Acquire);
+        if generation_of(pending) != task.generation {
+            Err(TaskError::Finished)
+        } else if pending & NOT_READIED == 0 {
+            Err(self.readied_or_finished(index, task.generation))
+        } else {
+            Ok(index)
+        }
+    }
+
+    fn readied_or_finished(&self, index: usize, generation: u32) -> TaskError {
+        if self.finished(index, generation) {
+            TaskError::Finished
+        } else {
+            TaskError::AlreadyReadied
+        }
+    }
+
+    /// Pushes `link` onto the dependents of `before`, unless it finished already.
+    fn push_dependent(&self, before: TaskId, link: u32) -> Linked {
+        let slot = &self.slots[before.index as usize];
+        let mut dependents = slot.dependents.load(Ordering::Acquire);
+        loop {
+            if generation_of(dependents) != before.generation {
+                // The slot was reused: `before` finished long ago.
+                return Linked::Finished { failed: false };
+            }
+            if dependents & CLOSED != 0 {
+                return Linked::Finished {
+                    failed: dependents & FAILED != 0,
+                };
+            }
+            self.link_next[link as usize].store((dependents & LINK_MASK) as u32, Ordering::Relaxed);
+            let linked = (dependents & !LINK_MASK) | link as u64;
+            match slot.dependents.compare_exchange_weak(
+                dependents,
+                linked,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            ) {
+                Ok(_) => return Linked::Yes,
+                Err(actual) => dependents = actual,
+            }
+        }
+    }
+
+    // -----------------------------------------------------------------------------------
+    // Readying and scheduling
+    // -----------------------------------------------------------------------------------
+
+    /// Readies the tasks of `ids`: each runs once all its dependencies finished. Batched:
+    /// the tasks that can run at once are pushed with one synchronisation per channel.
+    ///
+    /// # Errors
+    /// If an id is of another graph or out of range, nothing is readied. Otherwise the
+    /// valid ones are readied, and the first refusal among the others (a task readied or
+    /// finished already) is returned.
+    pub fn ready(&self, ids: &[TaskId]) -> Result<(), TaskError> {
+        for &id in ids {
+            self.check_id(id)?;
+        }
+        let mut local = Local::new(false);
+        let mut refusal = None;
+        for &id in ids {
+            if let Err(error) = self.ready_one(id, &mut local) {
+                refusal.get_or_insert(error);
+            }
+        }
+        self.publish(&mut local);
+        refusal.map_or(Ok(()), Err)
+    }
+
+    fn ready_one(&self, id: TaskId, local: &mut Local) -> Result<(), TaskError> {
+        let index = id.index as usize;
+        let slot = &self.slots[index];
+        let mut pending = slot.pending.load(Ordering::Relaxed);
+        loop {
+            if generation_of(pending) != id.generation {
+                return Err(TaskError::Finished);
+            }
+            if pending & NOT_READIED == 0 {
+                return Err(self.readied_or_finished(index, id.generation));
+            }
+            let readied = pending & !NOT_READIED;
+            match slot.pending.compare_exchange_weak(
+                pending,
+                readied,
+                Ordering::AcqRel,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => {
+                    if readied & COUNT_MASK == 0 {
+                        self.schedule(index as u32, local);
+                    }
+                    return Ok(());
+                }
+                Err(actual) => pending = actual,
+            }
+        }
+    }
+
+    /// Counts `n` finished dependencies of task `index` (poisoning it first if one
+    /// failed); schedules it if that was the last thing it waited for.
+    #[inline]
+    fn release(&self, index: usize, n: u64, poison: bool, local: &mut Local) {
+        let pending = &self.slots[index].pending;
+        let before = if poison {
+            let mut current = pending.load(Ordering::Relaxed);
+            loop {
+                match pending.compare_exchange_weak(
+                    current,
+                    (current | POISONED) - n,
+                    Ordering::AcqRel,
+                    Ordering::Relaxed,
+                ) {
+                    Ok(previous) => break previous,
+                    Err(actual) => current = actual,
+                }
+            }
+        } else {
+            pending.fetch_sub(n, Ordering::AcqRel)
+        };
+        if before & (COUNT_MASK | NOT_READIED) == n {
+            self.schedule(index as u32, local);
+        }
+    }
+
+    /// Task `index` may run now (the caller made its pending count zero): keep it to run
+    /// next, or collect it for its channel.
+    #[inline]
+    fn schedule(&self, index: u32, local: &mut Local) {
+        let channel = self.slots[index as usize].meta.load(Ordering::Relaxed) & CHANNEL_MASK;
+        if local.keep && self.is_pool_channel(channel as usize) {
+            let mut kept = KEPT.get();
+            kept.tasks.push_front(&self.next, index);
+            if kept.tasks.count >= KEEP_MAX {
+                kept = self.share_kept(kept, 1);
+            }
+            KEPT.set(kept);
+            return;
+        }
+        let found = local.released[..local.released_len]
+            .iter()
+            .position(|(c, _)| *c == channel);
+        let at = match found {
+            Some(at) => at,
+            None => {
+                if local.released_len == RELEASE_CHANNELS {
+                    self.publish_released(local);
+                }
+                let at = local.released_len;
+                local.released[at] = (channel, Chain::EMPTY);
+                local.released_len += 1;
+                at
+            }
+        };
+        local.released[at].1.push_front(&self.next, index);
+    }
+
+    /// Keeps the newest `keep` kept tasks (0 or 1) and pushes the others to the runner's
+    /// home channel, where other runners can take them.
+    #[cold]
+    fn share_kept(&self, kept: Kept, keep: u32) -> Kept {
+        debug_assert!(keep <= 1 && kept.tasks.count > keep);
+        let mut left = Kept {
+            tasks: Chain::EMPTY,
+            home: kept.home,
+        };
+        let mut shared = kept.tasks;
+        if keep == 1 {
+            let newest = kept.tasks.first;
+            shared.first = self.next[newest as usize].load(Ordering::Relaxed);
+            shared.count -= 1;
+            left.tasks.push_front(&self.next, newest);
+        }
+        self.channels[kept.home].push(&self.next, shared);
+        self.wake_runners(kept.home, true);
+        left
+    }
+
+    /// Pushes the collected ready tasks to their channels and wakes who runs them.
+    fn publish_released(&self, local: &mut Local) {
+        for at in 0..local.released_len {
+            let (channel, chain) = local.released[at];
+            let was_empty = self.channels[channel as usize].push(&self.next, chain);
+            if self.is_pool_channel(channel as usize) {
+                self.wake_runners(channel as usize, !was_empty);
+            } else {
+                self.wake_waiters_if_any();
+            }
+        }
+        local.released_len = 0;
+    }
+
+    /// Publishes everything `local` collected: ready tasks, freed slots and links, and
+    /// finished tasks.
+    fn publish(&self, local: &mut Local) {
+        self.publish_released(local);
+        if !local.free_slots.is_empty() {
+            self.free_slots.push(&self.next, local.free_slots);
+            local.free_slots = Chain::EMPTY;
+        }
+        if !local.free_links.is_empty() {
+            self.free_links.push(&self.link_next, local.free_links);
+            local.free_links = Chain::EMPTY;
+        }
+        if local.finished > 0 {
+            let finished = std::mem::take(&mut local.finished);
+            if self.unfinished.fetch_sub(finished, Ordering::SeqCst) == finished {
+                self.wake_waiters_if_any();
+            }
+        }
+    }
+
+    /// Ready tasks were pushed to pool channel `home` (onto others, if `backlog`): start
+    /// a runner if fewer than wanted run, else notify the running ones (see the module
+    /// documentation).
+    fn wake_runners(&self, home: usize, backlog: bool) {
+        let wanted = if backlog { self.max_runners } else { 1 };
+        let mut sched = self.sched.load(Ordering::Relaxed);
+        loop {
+            if sched / RUNNER < wanted {
+                match self.sched.compare_exchange_weak(
+                    sched,
+                    sched + RUNNER,
+                    Ordering::AcqRel,
+                    Ordering::Relaxed,
+                ) {
+                    Ok(_) => {
+                        self.spawn_runner(home);
+                        return;
+                    }
+                    Err(actual) => sched = actual,
+                }
+            } else {
+                match self.sched.compare_exchange_weak(
+                    sched,
+                    sched | NOTIFIED,
+                    Ordering::AcqRel,
+                    Ordering::Relaxed,
+                ) {
+                    Ok(_) => return,
+                    Err(actual) => sched = actual,
+                }
+            }
+        }
+    }
+
+    fn spawn_runner(&self, home: usize) {
+        let graph = self.arc();
+        match &self.executor {
+            Executor::Pool(registry) => {
+                // Counted in the pool's live count, so that its workers outlive the runner
+                // (a pool dropped meanwhile still runs it). A pool whose count reached zero
+                // is gone or going: the calling thread runs the tasks itself.
+                if !registry.spawn_started(None) {
+                    graph.run_runner(home);
+                    return;
+                }
+                let pool = Arc::clone(registry);
+                let job = crate::job::HeapJob::into_job_ref(move || {
+                    graph.run_runner(home);
+                    drop(graph);
+                    pool.release_live_unit();
+                });
+                registry.push_spawned(job, false);
+            }
+            #[cfg(all(test, loom))]
+            Executor::Model(requests) => {
+                drop(graph);
+                requests.fetch_add(1, Ordering::SeqCst);
+            }
+        }
+    }
+
+    // -----------------------------------------------------------------------------------
+    // Running
+    // -----------------------------------------------------------------------------------
+
+    /// The body of a runner job: runs ready tasks of the pool channels (`home` first)
+    /// until none are left, then leaves (see the module documentation).
+    pub(crate) fn run_runner(&self, home: usize) {
+        let _running = Running::enter(self, true, home);
+        #[cfg(feature = "trace")]
+        trace_event(crate::trace::EventKind::GraphTasksStart);
+        let mut local = Local::new(true);
+        let runners_left = loop {
+            self.drain(home, &mut local);
+            if let Some(left) = self.try_leave() {
+                break left;
+            }
+        };
+        count_tasks_on_worker(local.ran);
+        #[cfg(feature = "trace")]
+        trace_event(crate::trace::EventKind::GraphTasksEnd);
+        if runners_left == 0 {
+            self.wake_waiters_if_any();
+        }
+    }
+
+    /// Runs tasks of the pool channels until all look empty for a short while.
+    fn drain(&self, home: usize, local: &mut Local) {
+        let mut batch = [NIL; RUNNER_BATCH];
+        loop {
+            let taken = self.take_batch(home, &mut batch);
+            if taken > 0 {
+                // The slots were written on the producers' cores: fetch them ahead.
+                for &index in batch.iter().take(taken.min(PREFETCH_AHEAD)) {
+                    self.prefetch(index);
+                }
+                for at in 0..taken {
+                    if let Some(&ahead) = batch[..taken].get(at + PREFETCH_AHEAD) {
+                        self.prefetch(ahead);
+                    }
+                    self.execute(batch[at], local);
+                    self.run_kept(local);
+                }
+                continue;
+            }
+            // Freed slots go back in groups (a producer allocating them one at a time
+            // would otherwise pull the free stack's line to its core and back per task),
+            // but soon enough that producers reuse slots still in cache.
+            if local.free_slots.count >= IDLE_FREE_BATCH.min(self.free_batch) {
+                self.publish(local);
+            }
+            if !self.linger() {
+                self.publish(local);
+                return;
+            }
+        }
+    }
+
+    /// Asks the CPU to load slot `index` into its cache (a hint; nothing elsewhere).
+    #[inline(always)]
+    fn prefetch(&self, index: u32) {
+        #[cfg(all(target_arch = "x86_64", not(loom), not(miri)))]
+        {
+            let slot: *const Slot = &self.slots[index as usize];
+            // SAFETY: prefetching is a hint that never faults; the address is in bounds.
+            unsafe {
+                std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
+                    slot.cast::<i8>(),
+                )
+            };
+        }
+        #[cfg(not(all(target_arch = "x86_64", not(loom), not(miri))))]
+        let _ = index;
+    }
+
+    /// Runs the tasks released for this thread to run next.
+    #[inline]
+    fn run_kept(&self, local: &mut Local) {
+        loop {
+            let mut kept = KEPT.get();
+            if kept.tasks.count == 0 {
+                break;
+            }
+            let index = kept.tasks.first;
+            kept.tasks.first = self.next[index as usize].load(Ordering::Relaxed);
+            kept.tasks.count -= 1;
+            if kept.tasks.count == 0 {
+                kept.tasks = Chain::EMPTY;
+            }
+            KEPT.set(kept);
+            self.publish_released(local);
+            self.execute(index, local);
+        }
+        if local.released_len > 0 {
+            self.publish_released(local);
+        }
+        if local.free_slots.count >= self.free_batch || local.free_links.count >= FREE_BATCH {
+            self.publish(local);
+        }
+    }
+
+    /// Watches the pool channels for a while; returns whether one got a task.
+    fn linger(&self) -> bool {
+        for _ in 0..RUNNER_LINGER_ROUNDS {
+            if self.channels[..self.pool_channels]
+                .iter()
+                .any(|channel| !channel.looks_empty())
+            {
+                return true;
+            }
+            #[cfg(not(loom))]
+            std::hint::spin_loop();
+            #[cfg(loom)]
+            break;
+        }
+        false
+    }
+
+    /// Leaves the runner count unless a push notified us: `None` to look again, else the
+    /// number of runners left.
+    fn try_leave(&self) -> Option<usize> {
+        let mut sched = self.sched.load(Ordering::Acquire);
+        loop {
+            let (new, leaving) = if sched & NOTIFIED != 0 {
+                (sched & !NOTIFIED, false)
+            } else {
+                (sched - RUNNER, true)
+            };
+            match self
+                .sched
+                .compare_exchange_weak(sched, new, Ordering::AcqRel, Ordering::Acquire)
+            {
+                Ok(_) => return leaving.then_some(new / RUNNER),
+                Err(actual) => sched = actual,
+            }
+        }
+    }
+
+    /// Takes up to `RUNNER_BATCH` ready tasks from the pool channels, `home` first;
+    /// returns how many it put into `batch`.
+    fn take_batch(&self, home: usize, batch: &mut [u32; RUNNER_BATCH]) -> usize {
+        let pool = self.pool_channels;
+        for step in 0..pool {
+            let channel = (home + step) % pool;
+            let taken = self.take_from(channel, batch);
+            if taken > 0 {
+                return taken;
+            }
+        }
+        0
+    }
+
+    /// Takes up to `batch.len()` ready tasks from `channel`, giving the rest back.
+    fn take_from(&self, channel: usize, batch: &mut [u32]) -> usize {
+        let stack = &self.channels[channel];
+        let mut at = stack.take_all();
+        let mut taken = 0;
+        while at != NIL && taken < batch.len() {
+            batch[taken] = at;
+            taken += 1;
+            at = self.next[at as usize].load(Ordering::Relaxed);
+        }
+        if at != NIL {
+            stack.give_back(&self.next, at);
+            if self.is_pool_channel(channel) {
+                self.wake_runners(channel, true);
+            } else {
+                self.wake_waiters_if_any();
+            }
+        }
+        taken
+    }
+
+    /// Runs (or, if poisoned or cancelled, drops) task `index`, which this thread owns,
+    /// and finishes it.
+    #[inline]
+    fn execute(&self, index: u32, local: &mut Local) {
+        let slot = &self.slots[index as usize];
+        let pending = slot.pending.load(Ordering::Relaxed);
+        let reusable = slot.meta.load(Ordering::Relaxed) & REUSABLE != 0;
+        let id = TaskId {
+            graph: self.serial,
+            index,
+            generation: generation_of(pending),
+        };
+        let failed = if pending & POISONED != 0 || self.cancelling.load(Ordering::Relaxed) {
+            if !reusable {
+                // SAFETY: this thread owns the task's run, hence its closure.
+                let dropped =
+                    panic::catch_unwind(AssertUnwindSafe(|| unsafe { slot.drop_closure() }));
+                if let Err(payload) = dropped {
+                    self.note_panic(id, payload);
+                }
+            }
+            self.note_cancelled(id);
+            true
+        } else {
+            let task = Task { graph: self, id };
+            // SAFETY: this thread owns the task's run; the slot holds its closure, stored
+            // for this graph.
+            let ran =
+                panic::catch_unwind(AssertUnwindSafe(|| unsafe { slot.run(reusable, &task) }));
+            local.ran += 1;
+            match ran {
+                Ok(()) => false,
+                Err(payload) => {
+                    self.note_panic(id, payload);
+                    true
+                }
+            }
+        };
+        self.finish(index, reusable, failed, local);
+    }
+
+    /// Closes finished task `index` and releases its dependents (see the module
+    /// documentation); a one-shot task's slot and links are freed.
+    #[inline]
+    fn finish(&self, index: u32, reusable: bool, failed: bool, local: &mut Local) {
+        let slot = &self.slots[index as usize];
+        let close = if failed { CLOSED | FAILED } else { CLOSED };
+        let dependents = slot.dependents.fetch_or(close, Ordering::SeqCst);
+        let mut link = dependents & LINK_MASK;
+        while link != NO_LINK {
+            let at = link as usize;
+            let target = self.link_target[at].load(Ordering::Relaxed);
+            let after = self.link_next[at].load(Ordering::Relaxed) as u64;
+            if !reusable {
+                local.free_links.push_front(&self.link_next, link as u32);
+            }
+            self.release(target as usize, 1, failed, local);
+            link = after;
+        }
+        if !reusable {
+            local.free_slots.push_front(&self.next, index);
+        }
+        local.finished += 1;
+        if self.task_waiters.load(Ordering::SeqCst) != 0 {
+            self.wake_waiters();
+        }
+    }
+
+    fn note_panic(&self, id: TaskId, payload: PanicPayload) {
+        self.failed.store(true, Ordering::Relaxed);
+        let mut log = crate::sync::lock(&self.failures);
+        if log.panic.is_none() {
+            log.panic = Some((id, payload));
+        } else {
+            log.other_panics += 1;
+        }
+    }
+
+    fn note_cancelled(&self, id: TaskId) {
+        self.failed.store(true, Ordering::Relaxed);
+        let mut log = crate::sync::lock(&self.failures);
+        log.cancelled += 1;
+        if log.cancelled_ids.len() < Failure::MAX_IDS {
+            log.cancelled_ids.push(id);
+        }
+    }
+
+    // -----------------------------------------------------------------------------------
+    // Serving channels from any thread
+    // -----------------------------------------------------------------------------------
+
+    /// Runs one ready task of `channel` on the calling thread, if there is one; returns
+    /// whether it ran one. This is how a dedicated channel's tasks run (for example on
+    /// the main thread); any thread may also help with a pool channel this way.
+    ///
+    /// ```
+    /// let main_thread = std::thread::current().id();
+    /// let graph = sumac::graph::TaskGraph::builder().dedicated_channels(1).build().unwrap();
+    /// let main = graph.dedicated_channel(0).unwrap();
+    /// let task = graph
+    ///     .create_on(main, move |_| assert_eq!(std::thread::current().id(), main_thread))
+    ///     .unwrap();
+    /// graph.ready(&[task]).unwrap();
+    /// assert!(graph.execute_one(main).unwrap());
+    /// assert!(!graph.execute_one(main).unwrap()); // nothing left
+    /// graph.wait_all().unwrap();
+    /// ```
+    ///
+    /// # Errors
+    /// A channel of another graph.
+    pub fn execute_one(&self, channel: Channel) -> Result<bool, TaskError> {
+        let channel = self.check_channel(channel)?;
+        let mut one = [NIL; 1];
+        self.helpers.fetch_add(1, Ordering::SeqCst);
+        let ran = self.take_from(channel, &mut one) == 1;
+        if ran {
+            let _running = Running::enter(self, false, 0);
+            let mut local = Local::new(false);
+            self.execute(one[0], &mut local);
+            self.publish(&mut local);
+        }
+        self.leave_helping();
+        Ok(ran)
+    }
+
+    /// Runs ready tasks of `channel` on the calling thread until it has none; returns
+    /// how many it ran (or cancelled).
+    ///
+    /// # Errors
+    /// A channel of another graph.
+    pub fn run_channel(&self, channel: Channel) -> Result<usize, TaskError> {
+        let channel = self.check_channel(channel)?;
+        let mut batch = [NIL; RUNNER_BATCH];
+        let mut count = 0;
+        self.helpers.fetch_add(1, Ordering::SeqCst);
+        {
+            let _running = Running::enter(self, false, 0);
+            let mut local = Local::new(false);
+            loop {
+                let taken = self.take_from(channel, &mut batch);
+                if taken == 0 {
+                    break;
+                }
+                for &index in &batch[..taken] {
+                    self.execute(index, &mut local);
+                    self.publish_released(&mut local);
+                }
+                count += taken;
+            }
+            self.publish(&mut local);
+        }
+        self.leave_helping();
+        Ok(count)
+    }
+
+    fn leave_helping(&self) {
+        if self.helpers.fetch_sub(1, Ordering::SeqCst) == 1 {
+            self.wake_waiters_if_any();
+        }
+    }
+
+    // -----------------------------------------------------------------------------------
+    // Waiting
+    // -----------------------------------------------------------------------------------
+
+    fn wake_waiters_if_any(&self) {
+        if self.waiting.load(Ordering::SeqCst) != 0 {
+            self.wake_waiters();
+        }
+    }
+
+    #[cold]
+    fn wake_waiters(&self) {
+        let waiters = crate::sync::lock(&self.waiters);
+        for waiter in waiters.iter() {
+            waiter.unpark();
+        }
+    }
+
+    /// Blocks (or, on a worker, runs the pool's jobs) until `done()`; every event that
+    /// may make it true wakes registered waiters.
+    fn wait_until(&self, done: impl Fn() -> bool) {
+        if done() {
+            return;
+        }
+        let me = Unparker::for_current_thread();
+        crate::sync::lock(&self.waiters).push(me.clone());
+        self.waiting.fetch_add(1, Ordering::SeqCst);
+        park::park_until(&done);
+        self.waiting.fetch_sub(1, Ordering::SeqCst);
+        let mut waiters = crate::sync::lock(&self.waiters);
+        if let Some(at) = waiters.iter().position(|w| w.same_waiter(&me)) {
+            waiters.swap_remove(at);
+        }
+    }
+
+    /// Whether no task can make progress: tasks are unfinished, but no runner or helper
+    /// is active and no channel holds a ready task.
+    fn stalled(&self) -> bool {
+        self.unfinished.load(Ordering::SeqCst) != 0
+            && self.sched.load(Ordering::SeqCst) / RUNNER == 0
+            && self.helpers.load(Ordering::SeqCst) == 0
+            && self.channels.iter().all(|channel| channel.looks_empty())
+    }
+
+    fn inside_own_task(&self) -> bool {
+        CURRENT_GRAPH.with(Cell::get) & !1 == self as *const Graph<'_> as usize
+    }
+
+    fn inside_own_runner(&self) -> bool {
+        CURRENT_GRAPH.with(Cell::get) == self as *const Graph<'_> as usize | 1
+    }
+
+    /// Waits until task `id` finished (ran, panicked or was cancelled; what happened is
+    /// reported by [`wait_all`](Self::wait_all)). On a worker of the pool, the worker
+    /// runs other work meanwhile (tasks of this graph included); elsewhere the thread
+    /// blocks. A task may wait for another task this way.
+    ///
+    /// # Errors
+    /// [`WaitError::Stalled`] if the task can never run (nothing in the graph is ready or
+    /// running, and it was never readied or waits on such tasks), or a refused id.
+    pub fn wait(&self, id: TaskId) -> Result<(), WaitError> {
+        let index = self.check_id(id)?;
+        if self.finished(index, id.generation) {
+            return Ok(());
+        }
+        // A task that waits lends its runner's place, so that another runner may start.
+        let lending = self.inside_own_runner();
+        if lending {
+            // The task waited for may be one this runner kept: share them all.
+            let kept = KEPT.get();
+            if kept.tasks.count > 0 {
+                KEPT.set(self.share_kept(kept, 0));
+            }
+            self.lend_runner();
+        }
+        self.task_waiters.fetch_add(1, Ordering::SeqCst);
+        self.wait_until(|| self.finished(index, id.generation) || self.stalled());
+        self.task_waiters.fetch_sub(1, Ordering::SeqCst);
+        if lending {
+            self.sched.fetch_add(RUNNER, Ordering::AcqRel);
+        }
+        if self.finished(index, id.generation) {
+            Ok(())
+        } else {
+            Err(WaitError::Stalled {
+                unfinished: self.unfinished(),
+            })
+        }
+    }
+
+    /// Gives up the calling runner's place while its task waits: start another runner
+    /// if tasks are ready.
+    fn lend_runner(&self) {
+        let before = self.sched.fetch_sub(RUNNER, Ordering::AcqRel);
+        if let Some(home) =
+            (0..self.pool_channels).find(|&channel| !self.channels[channel].looks_empty())
+        {
+            self.wake_runners(home, true);
+        } else if before / RUNNER == 1 {
+            self.wake_waiters_if_any();
+        }
+    }
+
+    /// Waits until every task created so far finished, then reports: `Ok` if all ran
+    /// without panicking. On a worker of the pool the worker runs other work meanwhile;
+    /// elsewhere the thread blocks. The graph stays usable afterwards: the failures
+    /// reported are forgotten, and a [`cancel`](Self::cancel) ends here.
+    ///
+    /// Panics are *returned*, not re-raised: [`Failure::resume_unwind`] re-raises the
+    /// first one if you want that.
+    ///
+    /// ```
+    /// let graph = sumac::graph::TaskGraph::builder().build().unwrap();
+    /// let bad = graph.create(|_| panic!("boom")).unwrap();
+    /// let after = graph.create(|_| unreachable!("cancelled")).unwrap();
+    /// let independent = graph.create(|_| ()).unwrap();
+    /// graph.add_dependencies(after, &[bad]).unwrap();
+    /// graph.ready(&[bad, after, independent]).unwrap();
+    /// match graph.wait_all() {
+    ///     Err(sumac::graph::WaitError::Failed(failure)) => {
+    ///         assert_eq!(failure.panic.unwrap().0, bad);
+    ///         assert_eq!(failure.cancelled_ids, [after]);
+    ///     }
+    ///     other => panic!("{other:?}"),
+    /// }
+    /// graph.wait_all().unwrap(); // reported once
+    /// ```
+    ///
+    /// # Errors
+    /// [`WaitError::Failed`]: tasks panicked or were cancelled (every task finished).
+    /// [`WaitError::Stalled`]: tasks remain that nothing can run (a cycle, or tasks never
+    /// readied or waiting on such tasks), with nothing running. Readying tasks from other
+    /// threads while this waits may be taken for a stall: ready from the waiting thread
+    /// (or tasks), or wait after the producers finished. [`WaitError::InsideTask`]:
+    /// called from a task of this graph. Tasks of dedicated channels that nobody serves
+    /// keep it waiting; serve them with
+    /// [`wait_all_serving`](Self::wait_all_serving).
+    pub fn wait_all(&self) -> Result<(), WaitError> {
+        self.wait_all_inner(None)
+    }
+
+    /// [`wait_all`](Self::wait_all), running the ready tasks of `channel` (a dedicated
+    /// channel, typically) on the calling thread meanwhile.
+    ///
+    /// ```
+    /// let graph = sumac::graph::TaskGraph::builder().dedicated_channels(1).build().unwrap();
+    /// let main = graph.dedicated_channel(0).unwrap();
+    /// let ui = std::thread::current().id();
+    /// let work = graph.create(|_| ()).unwrap(); // on the pool
+    /// let show = graph
+    ///     .create_on(main, move |_| assert_eq!(std::thread::current().id(), ui))
+    ///     .unwrap();
+    /// graph.add_dependencies(show, &[work]).unwrap();
+    /// graph.ready(&[work, show]).unwrap();
+    /// graph.wait_all_serving(main).unwrap();
+    /// ```
+    ///
+    /// # Errors
+    /// As [`wait_all`](Self::wait_all), or a channel of another graph.
+    pub fn wait_all_serving(&self, channel: Channel) -> Result<(), WaitError> {
+        self.wait_all_inner(Some(self.check_channel(channel)?))
+    }
+
+    fn wait_all_inner(&self, serving: Option<usize>) -> Result<(), WaitError> {
+        if self.inside_own_task() {
+            return Err(WaitError::InsideTask);
+        }
+        let done = || self.unfinished.load(Ordering::SeqCst) == 0 || self.stalled();
+        loop {
+            if self.cancelling.load(Ordering::SeqCst) {
+                // Nobody may serve the dedicated channels: finish their cancelled tasks.
+                for channel in self.pool_channels..self.channels.len() {
+                    self.run_channel(self.channel_handle(channel))?;
+                }
+            }
+            if let Some(channel) = serving {
+                self.run_channel(self.channel_handle(channel))?;
+            }
+            if done() {
+                break;
+            }
+            let cancelling = || self.cancelling.load(Ordering::SeqCst);
+            let dedicated_ready = || {
+                self.channels[self.pool_channels..]
+                    .iter()
+                    .any(|channel| !channel.looks_empty())
+            };
+            self.wait_until(|| {
+                done()
+                    || serving.is_some_and(|channel| !self.channels[channel].looks_empty())
+                    || (cancelling() && dedicated_ready())
+            });
+        }
+        let unfinished = self.unfinished.load(Ordering::SeqCst);
+        if unfinished != 0 {
+            return Err(WaitError::Stalled { unfinished });
+        }
+        self.cancelling.store(false, Ordering::SeqCst);
+        if !self.failed.swap(false, Ordering::AcqRel) {
+            return Ok(());
+        }
+        let log = std::mem::take(&mut *crate::sync::lock(&self.failures));
+        if log.panic.is_none() && log.cancelled == 0 {
+            return Ok(());
+        }
+        Err(WaitError::Failed(Failure {
+            panic: log.panic,
+            other_panics: log.other_panics,
+            cancelled: log.cancelled,
+            cancelled_ids: log.cancelled_ids,
+        }))
+    }
+
+    fn channel_handle(&self, index: usize) -> Channel {
+        Channel {
+            graph: self.serial,
+            index: index as u16,
+        }
+    }
+
+    // -----------------------------------------------------------------------------------
+    // Cancelling and re-running
+    // -----------------------------------------------------------------------------------
+
+    /// Cancels the graph: tasks not started never start (they finish as cancelled, and
+    /// their closures are dropped), running ones finish. This holds for tasks readied or
+    /// created until [`wait_all`](Self::wait_all) reports the cancellation, after which
+    /// the graph runs tasks again. Tasks never readied are readied as cancelled.
+    ///
+    /// ```
+    /// let graph = sumac::graph::TaskGraph::builder().build().unwrap();
+    /// let never = graph.create(|_| unreachable!()).unwrap();
+    /// graph.cancel();
+    /// let failure = match graph.wait_all() {
+    ///     Err(sumac::graph::WaitError::Failed(failure)) => failure,
+    ///     other => panic!("{other:?}"),
+    /// };
+    /// assert_eq!(failure.cancelled_ids, [never]);
+    /// ```
+    pub fn cancel(&self) {
+        self.cancelling.store(true, Ordering::SeqCst);
+        let mut local = Local::new(false);
+        let used = (self.fresh_slots.load(Ordering::Acquire) as usize).min(self.slots.len());
+        for index in 0..used {
+            let pending = &self.slots[index].pending;
+            let mut current = pending.load(Ordering::Acquire);
+            while current & NOT_READIED != 0 {
+                let cancelled = (current & !NOT_READIED) | POISONED;
+                match pending.compare_exchange_weak(
+                    current,
+                    cancelled,
+                    Ordering::AcqRel,
+                    Ordering::Acquire,
+                ) {
+                    Ok(_) => {
+                        if cancelled & COUNT_MASK == 0 {
+                            self.schedule(index as u32, &mut local);
+                        }
+                        break;
+                    }
+                    Err(actual) => current = actual,
+                }
+            }
+        }
+        self.publish(&mut local);
+        self.wake_waiters_if_any();
+    }
+
+    /// Runs the graph's reusable tasks again, with their dependencies, once every task
+    /// finished; returns how many it readied. Taskflow's "run a built graph again",
+    /// without rebuilding: nothing is allocated.
+    ///
+    /// ```
+    /// use std::sync::atomic::{AtomicUsize, Ordering};
+    /// let runs = AtomicUsize::new(0);
+    /// sumac::graph::scope(|g| {
+    ///     let runs = &runs;
+    ///     let a = g.create_reusable(move |_| { runs.fetch_add(1, Ordering::Relaxed); }).unwrap();
+    ///     let b = g.create_reusable(move |_| { runs.fetch_add(1, Ordering::Relaxed); }).unwrap();
+    ///     g.add_dependencies(b, &[a]).unwrap();
+    ///     g.ready(&[a, b]).unwrap();
+    ///     for _ in 0..3 {
+    ///         g.wait_all().unwrap();
+    ///         assert_eq!(g.rerun().unwrap(), 2);
+    ///     }
+    /// })
+    /// .unwrap();
+    /// assert_eq!(runs.into_inner(), 8);
+    /// ```
+    ///
+    /// # Errors
+    /// [`GraphBusy`] while tasks are unfinished: call it after
+    /// [`wait_all`](Self::wait_all). Readying or creating tasks concurrently with it is
+    /// not allowed.
+    pub fn rerun(&self) -> Result<usize, GraphBusy> {
+        // Every task's finish (its releases included) comes before the count that
+        // covers it is subtracted, so zero means no task is running or about to.
+        let unfinished = self.unfinished.load(Ordering::SeqCst);
+        if unfinished != 0 {
+            return Err(GraphBusy { unfinished });
+        }
+        let used = (self.fresh_slots.load(Ordering::Acquire) as usize).min(self.slots.len());
+        let reusable =
+            |index: usize| self.slots[index].meta.load(Ordering::Relaxed) & REUSABLE != 0;
+        for index in (0..used).filter(|&i| reusable(i)) {
+            let pending = &self.slots[index].pending;
+            let generation = pending.load(Ordering::Acquire) & !(u32::MAX as u64);
+            pending.store(generation, Ordering::Relaxed);
+        }
+        for index in (0..used).filter(|&i| reusable(i)) {
+            let mut link = self.slots[index].dependents.load(Ordering::Acquire) & LINK_MASK;
+            while link != NO_LINK {
+                let target = self.link_target[link as usize].load(Ordering::Relaxed);
+                self.slots[target as usize]
+                    .pending
+                    .fetch_add(1, Ordering::Relaxed);
+                link = self.link_next[link as usize].load(Ordering::Relaxed) as u64;
+            }
+        }
+        let mut local = Local::new(false);
+        let mut count = 0;
+        for index in (0..used).filter(|&i| reusable(i)) {
+            let slot = &self.slots[index];
+            slot.dependents
+                .fetch_and(!(CLOSED | FAILED), Ordering::AcqRel);
+            count += 1;
+            if slot.pending.load(Ordering::Relaxed) & COUNT_MASK == 0 {
+                self.schedule(index as u32, &mut local);
+            }
+        }
+        self.unfinished.fetch_add(count, Ordering::SeqCst);
+        self.publish(&mut local);
+        Ok(count)
+    }
+
+    // -----------------------------------------------------------------------------------
+    // Teardown
+    // -----------------------------------------------------------------------------------
+
+    /// Forgets the order in which slots and links were freed, so that new tasks get
+    /// slots in creation order again (see [`TaskGraph::compact`](super::TaskGraph::compact)).
+    ///
+    /// # Safety
+    /// Nothing else may use the graph during the call, and it must hold no task: no
+    /// one-shot task unfinished, no reusable task.
+    pub(crate) unsafe fn compact(&self) -> Result<(), GraphBusy> {
+        let unfinished = self.unfinished.load(Ordering::SeqCst);
+        let used = (self.fresh_slots.load(Ordering::Acquire) as usize).min(self.slots.len());
+        let reusable = self.slots[..used]
+            .iter()
+            .any(|slot| slot.meta.load(Ordering::Relaxed) & REUSABLE != 0);
+        if unfinished != 0 || reusable || self.helpers.load(Ordering::SeqCst) != 0 {
+            return Err(GraphBusy { unfinished });
+        }
+        // Every slot and link is free: each thread that finished tasks pushed their
+        // slots and links back before it subtracted them from `unfinished`. Generations
+        // stay in the slots, so stale ids stay stale.
+        self.free_slots.clear();
+        self.fresh_slots.store(0, Ordering::Release);
+        self.free_links.clear();
+        self.fresh_links.store(0, Ordering::Release);
+        Ok(())
+    }
+
+    /// Cancels what has not started, waits until no runner or helper is active, and drops
+    /// every closure left (tasks never readied, reusable tasks). After this no task of
+    /// the graph runs again and nothing borrowed by its tasks is touched.
+    pub(crate) fn shut_down(&self) {
+        self.cancel();
+        // Dropped by one of its own tasks (which held the last handle): wait for every
+        // runner and helper but the one running that task. Its closure was moved out to
+        // run, and what it runs after this is cancelled (the closures are gone by then).
+        let own_runner = self.inside_own_runner() as usize;
+        let own_helper = (self.inside_own_task() && own_runner == 0) as usize;
+        self.wait_until(|| {
+            self.sched.load(Ordering::SeqCst) / RUNNER == own_runner
+                && self.helpers.load(Ordering::SeqCst) == own_helper
+        });
+        self.drop_closures();
+    }
+
+    /// Drops every closure still in a slot. Only when nothing else can touch the graph.
+    fn drop_closures(&self) {
+        let used = (self.fresh_slots.load(Ordering::Acquire) as usize).min(self.slots.len());
+        for slot in &self.slots[..used] {
+            // SAFETY: no runner or helper is active and the graph's owner is gone, so no
+            // other thread can reach a closure.
+            let _ = panic::catch_unwind(AssertUnwindSafe(|| unsafe { slot.drop_closure() }));
+        }
+    }
+}
+
+impl Drop for Graph<'_> {
+    fn drop(&mut self) {
+        // Normally `shut_down` emptied every slot already; this covers a graph dropped
+        // without its owner (the loom models).
+        self.drop_closures();
+    }
+}
+
+impl std::fmt::Debug for Graph<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Graph")
+            .field("max_tasks", &self.max_tasks())
+            .field("max_dependencies", &self.max_dependencies())
+            .field("pool_channels", &self.pool_channels)
+            .field(
+                "dedicated_channels",
+                &(self.channels.len() - self.pool_channels),
+            )
+            .field("unfinished", &self.unfinished())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Adds `n` tasks run to the calling worker's counters (nothing outside a pool).
+fn count_tasks_on_worker(n: u64) {
+    #[cfg(not(loom))]
+    {
+        let worker = crate::worker::WorkerThread::current();
+        // SAFETY: a non-null thread-local pointer refers to this thread's live worker.
+        if let Some(worker) = unsafe { worker.as_ref() } {
+            crate::stats::bump(&worker.shared().counters.graph_tasks, n);
+        }
+    }
+    #[cfg(loom)]
+    let _ = n;
+}
+
+/// Records a trace event on the calling worker (nothing outside a pool).
+#[cfg(feature = "trace")]
+fn trace_event(kind: crate::trace::EventKind) {
+    let worker = crate::worker::WorkerThread::current();
+    // SAFETY: a non-null thread-local pointer refers to this thread's live worker.
+    if let Some(worker) = unsafe { worker.as_ref() } {
+        worker.shared().trace.record(worker.index(), kind);
+    }
+}

@@ -1,0 +1,254 @@
+//! Loom models of the task graph's hand-offs, on the production code: the graph is built
+//! with [`Executor::Model`], which counts runner requests instead of pushing pool jobs,
+//! and model threads serve those requests by calling the production
+//! [`Graph::run_runner`]. Everything else (ready stacks, `sched`, the pending counts, the
+//! dependents lists, the free stacks) is the code that runs in the pool.
+//!
+//! Run with
+//! `RUSTFLAGS="--cfg loom" cargo test -p sumac --lib --release loom_graph -- --test-threads=1`.
+//!
+//! A stranded ready task (a runner leaving as a task becomes ready, with no other runner
+//! started) shows as a task that never ran; a task released before all its dependencies
+//! finished, or without a happens-before edge from them, shows as an unsynchronised
+//! read of the cells they wrote; a task run twice shows in the run counts.
+
+use std::sync::atomic::Ordering;
+
+use loom::cell::UnsafeCell;
+use loom::sync::atomic::{AtomicBool, AtomicUsize};
+use loom::sync::Arc;
+use loom::thread;
+
+use super::engine::{Config, Executor, Graph};
+
+/// A cell that tasks on different model threads write and read; loom reports any access
+/// not ordered by a happens-before edge.
+struct Shared(UnsafeCell<u32>);
+
+// SAFETY (model): loom checks every access for races.
+unsafe impl Sync for Shared {}
+
+impl Shared {
+    fn new() -> Arc<Shared> {
+        Arc::new(Shared(UnsafeCell::new(0)))
+    }
+
+    fn set(&self, value: u32) {
+        // SAFETY (model): loom reports a write that races with another access.
+        self.0.with_mut(|v| unsafe { *v = value });
+    }
+
+    fn get(&self) -> u32 {
+        // SAFETY (model): loom reports a read that races with a write.
+        self.0.with(|v| unsafe { *v })
+    }
+}
+
+/// Explores the interleavings of `f` with at most `bound` preemptions
+/// (`LOOM_MAX_PREEMPTIONS` overrides it).
+fn model(bound: usize, f: impl Fn() + Sync + Send + 'static) {
+    let mut builder = loom::model::Builder::new();
+    if builder.preemption_bound.is_none() {
+        builder.preemption_bound = Some(bound);
+    }
+    let executions = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counter = std::sync::Arc::clone(&executions);
+    builder.check(move || {
+        counter.fetch_add(1, Ordering::Relaxed);
+        f();
+    });
+    println!(
+        "{}: {} executions",
+        std::thread::current().name().unwrap_or("?"),
+        executions.load(Ordering::Relaxed)
+    );
+}
+
+/// A graph of `tasks` slots and `links` links whose runner requests are counted in the
+/// returned counter, with up to `runners` runners.
+fn graph(
+    tasks: usize,
+    links: usize,
+    runners: usize,
+) -> (std::sync::Arc<Graph<'static>>, Arc<AtomicUsize>) {
+    let requests = Arc::new(AtomicUsize::new(0));
+    let graph = Graph::new(Config {
+        max_tasks: tasks,
+        max_dependencies: links,
+        pool_channels: 1,
+        dedicated_channels: 0,
+        max_runners: runners,
+        executor: Executor::Model(Arc::clone(&requests)),
+    });
+    (graph, requests)
+}
+
+/// A model thread standing in for a pool worker: serves runner requests until `stop` is
+/// set and none is left.
+fn serve(graph: &Graph<'static>, requests: &AtomicUsize, stop: &AtomicBool) {
+    loop {
+        let pending = requests.load(Ordering::SeqCst);
+        if pending > 0 {
+            if requests
+                .compare_exchange(pending, pending - 1, Ordering::SeqCst, Ordering::SeqCst)
+                .is_ok()
+            {
+                graph.run_runner(0);
+            }
+            continue;
+        }
+        if stop.load(Ordering::SeqCst) && requests.load(Ordering::SeqCst) == 0 {
+            return;
+        }
+        thread::yield_now();
+    }
+}
+
+/// A producer readies two tasks one after the other while the runner it started for the
+/// first may be leaving: the second must run too (by that runner, which saw `NOTIFIED`,
+/// or by a new one), and each exactly once.
+#[test]
+fn loom_graph_no_ready_task_is_stranded() {
+    model(3, || {
+        let (graph, requests) = graph(4, 0, 1);
+        let runs = Arc::new(AtomicUsize::new(0));
+        let stop = Arc::new(AtomicBool::new(false));
+        let worker = {
+            let (graph, requests, stop) = (graph.clone(), requests.clone(), stop.clone());
+            thread::spawn(move || serve(&graph, &requests, &stop))
+        };
+        for _ in 0..2 {
+            let runs = runs.clone();
+            let id = graph
+                .create(move |_| {
+                    runs.fetch_add(1, Ordering::SeqCst);
+                })
+                .unwrap();
+            graph.ready(&[id]).unwrap();
+        }
+        stop.store(true, Ordering::SeqCst);
+        worker.join().unwrap();
+        assert_eq!(runs.load(Ordering::SeqCst), 2, "a ready task was stranded");
+        assert_eq!(graph.unfinished(), 0);
+    });
+}
+
+/// Two tasks run on two runners at once and both release a third: it runs exactly once,
+/// after both, and sees what both wrote.
+#[test]
+fn loom_graph_a_task_runs_once_after_all_its_dependencies() {
+    model(3, || {
+        let (graph, requests) = graph(4, 2, 2);
+        let left = Shared::new();
+        let right = Shared::new();
+        let joined = Arc::new(AtomicUsize::new(0));
+        let stop = Arc::new(AtomicBool::new(false));
+        let a = {
+            let left = left.clone();
+            graph.create(move |_| left.set(1)).unwrap()
+        };
+        let b = {
+            let right = right.clone();
+            graph.create(move |_| right.set(2)).unwrap()
+        };
+        let c = {
+            let (left, right, joined) = (left.clone(), right.clone(), joined.clone());
+            graph
+                .create(move |_| {
+                    let sum = left.get() + right.get();
+                    assert_eq!(sum, 3);
+                    joined.fetch_add(1, Ordering::SeqCst);
+                })
+                .unwrap()
+        };
+        graph.add_dependencies(c, &[a, b]).unwrap();
+        graph.ready(&[c, a, b]).unwrap();
+        stop.store(true, Ordering::SeqCst);
+        let workers: Vec<_> = (0..2)
+            .map(|_| {
+                let (graph, requests, stop) = (graph.clone(), requests.clone(), stop.clone());
+                thread::spawn(move || serve(&graph, &requests, &stop))
+            })
+            .collect();
+        for worker in workers {
+            worker.join().unwrap();
+        }
+        assert_eq!(joined.load(Ordering::SeqCst), 1);
+        assert_eq!(graph.unfinished(), 0);
+    });
+}
+
+/// A dependency is added on a task that is running (or finishing) on a runner: the
+/// dependent runs exactly once, after it, whichever side wins the race on the
+/// dependents list.
+#[test]
+fn loom_graph_a_dependency_added_while_its_task_finishes() {
+    model(3, || {
+        let (graph, requests) = graph(4, 1, 1);
+        let cell = Shared::new();
+        let after = Arc::new(AtomicUsize::new(0));
+        let stop = Arc::new(AtomicBool::new(false));
+        let first = {
+            let cell = cell.clone();
+            graph.create(move |_| cell.set(7)).unwrap()
+        };
+        graph.ready(&[first]).unwrap();
+        let worker = {
+            let (graph, requests, stop) = (graph.clone(), requests.clone(), stop.clone());
+            thread::spawn(move || serve(&graph, &requests, &stop))
+        };
+        let second = {
+            let (cell, after) = (cell.clone(), after.clone());
+            graph
+                .create(move |_| {
+                    assert_eq!(cell.get(), 7);
+                    after.fetch_add(1, Ordering::SeqCst);
+                })
+                .unwrap()
+        };
+        graph.add_dependencies(second, &[first]).unwrap();
+        graph.ready(&[second]).unwrap();
+        stop.store(true, Ordering::SeqCst);
+        worker.join().unwrap();
+        assert_eq!(after.load(Ordering::SeqCst), 1);
+        assert_eq!(graph.unfinished(), 0);
+    });
+}
+
+/// A graph of one slot: the producer creates a task, readies it, and creates the next
+/// one in the slot the runner frees (retrying while it is full). Each task runs once,
+/// and the first task's id is stale (finished) once the slot was reused.
+#[test]
+fn loom_graph_a_freed_slot_is_reused_with_a_new_generation() {
+    model(3, || {
+        let (graph, requests) = graph(1, 0, 1);
+        let runs = Arc::new(AtomicUsize::new(0));
+        let stop = Arc::new(AtomicBool::new(false));
+        let worker = {
+            let (graph, requests, stop) = (graph.clone(), requests.clone(), stop.clone());
+            thread::spawn(move || serve(&graph, &requests, &stop))
+        };
+        let make = |runs: Arc<AtomicUsize>| {
+            move |_: &super::Task<'_, 'static>| {
+                runs.fetch_add(1, Ordering::SeqCst);
+            }
+        };
+        let first = graph.create(make(runs.clone())).unwrap();
+        graph.ready(&[first]).unwrap();
+        let second = loop {
+            match graph.create(make(runs.clone())) {
+                Ok(id) => break id,
+                Err(_) => thread::yield_now(),
+            }
+        };
+        assert_eq!(
+            graph.ready(&[first]),
+            Err(super::TaskError::Finished),
+            "a stale id readied its slot's next task"
+        );
+        graph.ready(&[second]).unwrap();
+        stop.store(true, Ordering::SeqCst);
+        worker.join().unwrap();
+        assert_eq!(runs.load(Ordering::SeqCst), 2);
+    });
+}

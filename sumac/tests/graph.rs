@@ -1,0 +1,1322 @@
+//! Task graphs (`sumac::graph`): every rule of the module, on pools with a 1 µs heartbeat.
+//! Random DAGs against a sequential topological run, exactly-once and after-all-
+//! dependencies checks, panics at every position, drop counts of tasks that never ran,
+//! capacity edges, typed errors for every bad input, channels, waits, cancel and re-runs.
+mod common;
+
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use common::{finishes, panic_message, stress_pool, stress_pools, DropCounter, IdLedger};
+use proptest::prelude::*;
+use sumac::graph::{
+    self, Capacity, Graph, GraphBuildError, GraphFull, Task, TaskError, TaskGraph, TaskId,
+    WaitError,
+};
+use sumac::prelude::*;
+
+fn failure(result: Result<(), WaitError>) -> graph::Failure {
+    match result {
+        Err(WaitError::Failed(failure)) => failure,
+        other => panic!("expected a failure, got {other:?}"),
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Random DAGs against a sequential topological run
+// ---------------------------------------------------------------------------------------
+
+/// A random DAG: task j depends on some tasks i < j (edges from `seed`).
+fn random_dag(n: usize, density: u32, seed: u64) -> Vec<Vec<usize>> {
+    let mut state = seed | 1;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    (0..n)
+        .map(|j| {
+            (0..j)
+                .filter(|_| (next() % 100) < density as u64)
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+/// Each task's value: a hash of its index and its dependencies' values.
+fn value_of(j: usize, deps: impl Iterator<Item = u64>) -> u64 {
+    deps.fold(j as u64 * 0x9E37_79B9 + 1, |acc, v| {
+        acc.rotate_left(5) ^ v.wrapping_mul(0x100_0000_01B3)
+    })
+}
+
+fn sequential(dag: &[Vec<usize>]) -> Vec<u64> {
+    let mut values = vec![0; dag.len()];
+    for j in 0..dag.len() {
+        values[j] = value_of(j, dag[j].iter().map(|&i| values[i]));
+    }
+    values
+}
+
+/// Runs `dag` as a graph on `pool`: tasks created singly or in batches, on two pool
+/// channels, readied in a scrambled order. Each task checks that all its dependencies
+/// finished before it started and records its runs.
+fn parallel(
+    pool: &sumac::ThreadPool,
+    dag: &[Vec<usize>],
+    batch: bool,
+    seed: u64,
+) -> (Vec<u64>, Vec<usize>) {
+    let n = dag.len();
+    let values: Vec<AtomicU64> = (0..n).map(|_| AtomicU64::new(0)).collect();
+    let runs: Vec<AtomicUsize> = (0..n).map(|_| AtomicUsize::new(0)).collect();
+    let links: usize = dag.iter().map(Vec::len).sum();
+    graph::TaskGraph::builder()
+        .max_tasks(n.max(1))
+        .max_dependencies(links.max(1))
+        .channels(2)
+        .pool(pool)
+        .scope(|g| {
+            let (values, runs) = (&values, &runs);
+            let task = |j: usize| {
+                move |_: &Task<'_, '_>| {
+                    let deps = dag[j].iter().map(|&i| {
+                        let v = values[i].load(Ordering::Acquire);
+                        assert_ne!(v, 0, "task {j} ran before its dependency {i}");
+                        v
+                    });
+                    values[j].store(value_of(j, deps), Ordering::Release);
+                    runs[j].fetch_add(1, Ordering::Relaxed);
+                }
+            };
+            let ids: Vec<TaskId> = if batch {
+                g.create_batch((0..n).map(task)).unwrap()
+            } else {
+                (0..n)
+                    .map(|j| g.create_on(g.channel(j % 2).unwrap(), task(j)).unwrap())
+                    .collect()
+            };
+            for (j, deps) in dag.iter().enumerate() {
+                let before: Vec<TaskId> = deps.iter().map(|&i| ids[i]).collect();
+                g.add_dependencies(ids[j], &before).unwrap();
+            }
+            let mut order = ids.clone();
+            let rotate = (seed as usize) % n.max(1);
+            order.rotate_left(rotate);
+            if seed % 2 == 0 {
+                order.reverse();
+            }
+            for chunk in order.chunks(7) {
+                g.ready(chunk).unwrap();
+            }
+        })
+        .unwrap()
+        .unwrap();
+    (
+        values.iter().map(|v| v.load(Ordering::Relaxed)).collect(),
+        runs.iter().map(|r| r.load(Ordering::Relaxed)).collect(),
+    )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    #[test]
+    fn random_dags_compute_what_a_sequential_topological_run_computes(
+        n in 1usize..300, density in 0u32..30, seed in any::<u64>(), batch in any::<bool>()
+    ) {
+        let dag = random_dag(n, density, seed);
+        let expected = sequential(&dag);
+        for pool in stress_pools() {
+            let (values, runs) = parallel(pool, &dag, batch, seed);
+            prop_assert_eq!(&values, &expected);
+            prop_assert!(runs.iter().all(|&r| r == 1), "runs: {:?}", runs);
+        }
+    }
+}
+
+#[test]
+fn a_large_random_dag_runs_every_task_once_after_its_dependencies() {
+    let dag = random_dag(5000, 1, 7);
+    let expected = sequential(&dag);
+    for threads in [1, 2, 3] {
+        let pool = stress_pool(threads);
+        let (values, runs) = parallel(&pool, &dag, threads % 2 == 0, 3);
+        assert_eq!(values, expected);
+        assert!(runs.iter().all(|&r| r == 1));
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Running on the pool, nested parallelism, dynamic graphs
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn tasks_run_on_the_pools_workers_and_nest_join_scope_and_parallel_iterators() {
+    let pool = stress_pool(2);
+    let sums = Mutex::new(Vec::new());
+    graph::TaskGraph::builder()
+        .pool(&pool)
+        .scope(|g| {
+            let sums = &sums;
+            let ids = g
+                .create_batch((0..8u32).map(u64::from).map(|k| {
+                    move |_: &Task<'_, '_>| {
+                        assert!(sumac::current_thread_index().is_some());
+                        assert_eq!(sumac::current_num_threads(), 2);
+                        let (a, b) = sumac::join(|| common::fib(12), || common::fib(13));
+                        let par: u64 = (0..1000u64).into_par_iter().map(|x| x * k).sum();
+                        let mut scoped = 0;
+                        sumac::scope(|s| s.spawn(|_| scoped = 1));
+                        sums.lock().unwrap().push(a + b + par + scoped);
+                    }
+                }))
+                .unwrap();
+            g.ready(&ids).unwrap();
+        })
+        .unwrap()
+        .unwrap();
+    let mut sums = sums.into_inner().unwrap();
+    sums.sort_unstable();
+    let expected: Vec<u64> = (0..8u64).map(|k| 377 + 499_500 * k + 1).collect();
+    assert_eq!(sums, expected);
+}
+
+/// fib(n) as a dynamic graph: the task that adds fib(n-1) and fib(n-2) (returned,
+/// readied later) and a node task that, when it runs, makes the two smaller graphs,
+/// connects their sum tasks and itself (a continuation of itself) before the sum task,
+/// and readies it. Leaves' sums are readied at once, so a dependency often names a task
+/// that finished already, its slot perhaps reused.
+fn fib_tasks(g: &Graph<'_>, n: u64, out: Arc<AtomicU64>) -> TaskId {
+    if n < 2 {
+        let leaf = g.create(move |_| out.store(n, Ordering::Release)).unwrap();
+        g.ready(&[leaf]).unwrap();
+        return leaf;
+    }
+    let (a, b) = (Arc::new(AtomicU64::new(0)), Arc::new(AtomicU64::new(0)));
+    let (ca, cb) = (Arc::clone(&a), Arc::clone(&b));
+    let sum = g
+        .create(move |_| {
+            out.store(
+                a.load(Ordering::Acquire) + b.load(Ordering::Acquire),
+                Ordering::Release,
+            )
+        })
+        .unwrap();
+    let node = g
+        .create(move |t| {
+            let g = t.graph();
+            let left = fib_tasks(g, n - 1, ca);
+            let right = fib_tasks(g, n - 2, cb);
+            g.add_dependencies(sum, &[left, right, t.id()]).unwrap();
+            g.ready(&[sum]).unwrap();
+        })
+        .unwrap();
+    g.ready(&[node]).unwrap();
+    sum
+}
+
+#[test]
+fn running_tasks_create_connect_and_ready_subgraphs_and_continuations() {
+    for threads in [1, 2, 4] {
+        let pool = stress_pool(threads);
+        let graph = TaskGraph::builder()
+            .max_tasks(4096)
+            .max_dependencies(8192)
+            .pool(&pool)
+            .build()
+            .unwrap();
+        let out = Arc::new(AtomicU64::new(u64::MAX));
+        fib_tasks(&graph, 15, Arc::clone(&out));
+        graph.wait_all().unwrap();
+        assert_eq!(out.load(Ordering::Acquire), common::fib_seq(15));
+        assert_eq!(graph.unfinished(), 0);
+    }
+}
+
+#[test]
+fn a_deep_recursive_subgraph_reuses_its_slots() {
+    // 2,000 levels of "make the next level, then finish" in a graph of 4 slots.
+    fn level(task: &Task<'_, '_>, left: usize, count: Arc<AtomicUsize>) {
+        count.fetch_add(1, Ordering::Relaxed);
+        if left > 0 {
+            let g = task.graph();
+            let next = loop {
+                let count = Arc::clone(&count);
+                match g.create(move |t| level(t, left - 1, count)) {
+                    Ok(id) => break id,
+                    Err(_) => std::thread::yield_now(),
+                }
+            };
+            g.ready(&[next]).unwrap();
+        }
+    }
+    let pool = stress_pool(2);
+    let graph = TaskGraph::builder()
+        .max_tasks(4)
+        .pool(&pool)
+        .build()
+        .unwrap();
+    let count = Arc::new(AtomicUsize::new(0));
+    let c = Arc::clone(&count);
+    let root = graph.create(move |t| level(t, 2000, c)).unwrap();
+    graph.ready(&[root]).unwrap();
+    graph.wait_all().unwrap();
+    assert_eq!(count.load(Ordering::Relaxed), 2001);
+}
+
+#[test]
+fn tasks_are_counted_in_the_pools_stats() {
+    let pool = stress_pool(2);
+    let before = pool.stats();
+    graph::TaskGraph::builder()
+        .pool(&pool)
+        .scope(|g| {
+            let ids = g
+                .create_batch((0..100).map(|_| |_: &Task<'_, '_>| ()))
+                .unwrap();
+            g.ready(&ids).unwrap();
+        })
+        .unwrap()
+        .unwrap();
+    // Counted as each runner ends: wait for the last one.
+    let deadline = std::time::Instant::now() + common::HANG;
+    while pool.stats().since(&before).total().graph_tasks < 100 {
+        assert!(std::time::Instant::now() < deadline, "runners never ended");
+        std::thread::yield_now();
+    }
+    assert_eq!(pool.stats().since(&before).total().graph_tasks, 100);
+}
+
+// ---------------------------------------------------------------------------------------
+// Channels
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn dedicated_channel_tasks_run_only_on_the_thread_that_serves_the_channel() {
+    let pool = stress_pool(2);
+    let graph = TaskGraph::builder()
+        .dedicated_channels(2)
+        .pool(&pool)
+        .build()
+        .unwrap();
+    let main = graph.dedicated_channel(0).unwrap();
+    let other = graph.dedicated_channel(1).unwrap();
+    let here = std::thread::current().id();
+    let ran_here = Arc::new(AtomicUsize::new(0));
+    let mut ids = Vec::new();
+    for _ in 0..50 {
+        let ran_here = Arc::clone(&ran_here);
+        // Pool tasks feed main-thread tasks.
+        let work = graph
+            .create(move |_| assert!(sumac::current_thread_index().is_some()))
+            .unwrap();
+        let show = graph
+            .create_on(main, move |_| {
+                assert_eq!(std::thread::current().id(), here);
+                ran_here.fetch_add(1, Ordering::Relaxed);
+            })
+            .unwrap();
+        graph.add_dependencies(show, &[work]).unwrap();
+        ids.extend([work, show]);
+    }
+    graph.ready(&ids).unwrap();
+    graph.wait_all_serving(main).unwrap();
+    assert_eq!(ran_here.load(Ordering::Relaxed), 50);
+    // A task on a channel nobody serves waits for a thread that serves it.
+    let lonely = graph
+        .create_on(other, move |_| {
+            assert_eq!(std::thread::current().id(), here)
+        })
+        .unwrap();
+    graph.ready(&[lonely]).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(10));
+    assert_eq!(graph.unfinished(), 1);
+    assert!(graph.execute_one(other).unwrap());
+    graph.wait_all().unwrap();
+}
+
+#[test]
+fn execute_one_and_run_channel_serve_a_channel_from_an_outside_thread() {
+    let graph = TaskGraph::builder().dedicated_channels(1).build().unwrap();
+    let channel = graph.dedicated_channel(0).unwrap();
+    assert!(!graph.execute_one(channel).unwrap());
+    let count = Arc::new(AtomicUsize::new(0));
+    let ids = graph
+        .create_batch((0..10).map(|_| {
+            let count = Arc::clone(&count);
+            move |_: &Task<'_, 'static>| {
+                count.fetch_add(1, Ordering::Relaxed);
+            }
+        }))
+        .unwrap();
+    // Moved to the dedicated channel by making them there instead:
+    graph.ready(&ids).unwrap();
+    let mut on_channel = Vec::new();
+    for _ in 0..10 {
+        let count = Arc::clone(&count);
+        on_channel.push(
+            graph
+                .create_on(channel, move |_| {
+                    count.fetch_add(1, Ordering::Relaxed);
+                })
+                .unwrap(),
+        );
+    }
+    graph.ready(&on_channel).unwrap();
+    assert!(graph.execute_one(channel).unwrap());
+    assert_eq!(graph.run_channel(channel).unwrap(), 9);
+    assert_eq!(graph.run_channel(channel).unwrap(), 0);
+    graph.wait_all().unwrap();
+    assert_eq!(count.load(Ordering::Relaxed), 20);
+}
+
+#[test]
+fn many_producers_on_their_own_channels_feed_the_pool() {
+    let pool = stress_pool(2);
+    let graph = Arc::new(
+        TaskGraph::builder()
+            .max_tasks(256)
+            .channels(4)
+            .pool(&pool)
+            .build()
+            .unwrap(),
+    );
+    let count = Arc::new(AtomicUsize::new(0));
+    std::thread::scope(|s| {
+        for p in 0..4 {
+            let (graph, count) = (&graph, &count);
+            s.spawn(move || {
+                let channel = graph.channel(p).unwrap();
+                let mut ids = Vec::new();
+                let mut made = 0;
+                while made < 5000 {
+                    ids.clear();
+                    let batch = (0..16).map(|_| {
+                        let count = Arc::clone(count);
+                        move |_: &Task<'_, 'static>| {
+                            count.fetch_add(1, Ordering::Relaxed);
+                        }
+                    });
+                    match graph.create_batch_into(channel, batch, &mut ids) {
+                        Ok(()) => {
+                            graph.ready(&ids).unwrap();
+                            made += 16;
+                        }
+                        Err(TaskError::Full(_)) => {
+                            // Help, as Bikeshed's producers do when the pool is full.
+                            if !graph.execute_one(channel).unwrap() {
+                                std::thread::yield_now();
+                            }
+                        }
+                        Err(other) => panic!("{other}"),
+                    }
+                }
+            });
+        }
+    });
+    graph.wait_all().unwrap();
+    assert_eq!(count.load(Ordering::Relaxed), 4 * 5008);
+}
+
+// ---------------------------------------------------------------------------------------
+// Waiting
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn a_task_waits_for_another_task_even_on_a_one_thread_pool() {
+    let pool = stress_pool(1);
+    let graph = TaskGraph::builder().pool(&pool).build().unwrap();
+    let flag = Arc::new(AtomicBool::new(false));
+    let set = {
+        let flag = Arc::clone(&flag);
+        graph
+            .create(move |_| flag.store(true, Ordering::Release))
+            .unwrap()
+    };
+    let waiter = {
+        let flag = Arc::clone(&flag);
+        graph
+            .create(move |task| {
+                task.graph().wait(set).unwrap();
+                assert!(flag.load(Ordering::Acquire));
+            })
+            .unwrap()
+    };
+    // The waiter is readied first and runs first; it must let `set` run meanwhile.
+    graph.ready(&[waiter]).unwrap();
+    graph.ready(&[set]).unwrap();
+    finishes("wait inside a task", move || graph.wait_all().unwrap());
+}
+
+#[test]
+fn waiting_from_a_worker_and_from_outside_both_see_every_task_finish() {
+    let pool = stress_pool(2);
+    let graph = Arc::new(TaskGraph::builder().pool(&pool).build().unwrap());
+    let count = Arc::new(AtomicUsize::new(0));
+    let id = {
+        let count = Arc::clone(&count);
+        graph
+            .create(move |_| {
+                std::thread::sleep(std::time::Duration::from_millis(5));
+                count.fetch_add(1, Ordering::Relaxed);
+            })
+            .unwrap()
+    };
+    graph.ready(&[id]).unwrap();
+    pool.install(|| graph.wait(id).unwrap());
+    assert_eq!(count.load(Ordering::Relaxed), 1);
+    graph.wait(id).unwrap(); // finished already
+    graph.wait_all().unwrap();
+}
+
+// ---------------------------------------------------------------------------------------
+// Failure: panics at every position, cancel
+// ---------------------------------------------------------------------------------------
+
+/// A diamond with a tail (0 -> {1, 2} -> 3 -> 4) plus an independent task 5; task `bad`
+/// panics. Its transitive dependents are cancelled, everything else runs.
+#[test]
+fn a_panic_at_every_position_cancels_exactly_its_transitive_dependents() {
+    let deps: [&[usize]; 6] = [&[], &[0], &[0], &[1, 2], &[3], &[]];
+    let dependents = |bad: usize| -> Vec<usize> {
+        let mut out = [false; 6];
+        for j in 0..6 {
+            out[j] = deps[j].iter().any(|&i| i == bad || out[i]);
+        }
+        (0..6).filter(|&j| out[j]).collect()
+    };
+    for threads in [1, 2] {
+        let pool = stress_pool(threads);
+        let graph = TaskGraph::builder().pool(&pool).build().unwrap();
+        for bad in 0..6 {
+            let ran: Arc<Vec<AtomicBool>> =
+                Arc::new((0..6).map(|_| AtomicBool::new(false)).collect());
+            let ids: Vec<TaskId> = (0..6)
+                .map(|j| {
+                    let ran = Arc::clone(&ran);
+                    graph
+                        .create(move |_| {
+                            ran[j].store(true, Ordering::Relaxed);
+                            if j == bad {
+                                panic!("task {j}");
+                            }
+                        })
+                        .unwrap()
+                })
+                .collect();
+            for (j, d) in deps.iter().enumerate() {
+                let before: Vec<_> = d.iter().map(|&i| ids[i]).collect();
+                graph.add_dependencies(ids[j], &before).unwrap();
+            }
+            graph.ready(&ids).unwrap();
+            let failure = failure(graph.wait_all());
+            let (who, payload) = failure.panic.unwrap();
+            assert_eq!(who, ids[bad]);
+            assert_eq!(panic_message(&*payload), format!("task {bad}"));
+            let cancelled = dependents(bad);
+            let mut got: Vec<usize> = failure
+                .cancelled_ids
+                .iter()
+                .map(|id| ids.iter().position(|x| x == id).unwrap())
+                .collect();
+            got.sort_unstable();
+            assert_eq!(got, cancelled, "bad = {bad}");
+            assert_eq!(failure.cancelled, cancelled.len());
+            for j in 0..6 {
+                assert_eq!(
+                    ran[j].load(Ordering::Relaxed),
+                    !cancelled.contains(&j),
+                    "task {j}, bad {bad}"
+                );
+            }
+            // Usable afterwards, and the failure was reported once.
+            let ok = graph.create(|_| ()).unwrap();
+            graph.ready(&[ok]).unwrap();
+            graph.wait_all().unwrap();
+        }
+    }
+}
+
+#[test]
+fn several_panics_report_the_first_and_count_the_others() {
+    let graph = TaskGraph::builder().build().unwrap();
+    let ids = graph
+        .create_batch((0..5).map(|i| move |_: &Task<'_, 'static>| panic!("p{i}")))
+        .unwrap();
+    graph.ready(&ids).unwrap();
+    let failure = failure(graph.wait_all());
+    assert!(failure.panic.is_some());
+    assert_eq!(failure.other_panics, 4);
+    assert_eq!(failure.cancelled, 0);
+}
+
+#[test]
+fn a_panicking_destructor_of_a_cancelled_task_is_reported_not_raised() {
+    struct Bomb;
+    impl Drop for Bomb {
+        fn drop(&mut self) {
+            panic!("bomb");
+        }
+    }
+    let graph = TaskGraph::builder().build().unwrap();
+    let bad = graph.create(|_| panic!("first")).unwrap();
+    let bomb = Bomb;
+    let after = graph
+        .create(move |_| {
+            let _keep = &bomb;
+        })
+        .unwrap();
+    graph.add_dependencies(after, &[bad]).unwrap();
+    graph.ready(&[bad, after]).unwrap();
+    let failure = failure(graph.wait_all());
+    assert_eq!(failure.cancelled_ids, [after]);
+    assert_eq!(failure.other_panics, 1);
+}
+
+#[test]
+fn failure_resume_unwind_re_raises_the_first_panic() {
+    let graph = TaskGraph::builder().build().unwrap();
+    let bad = graph.create(|_| panic!("again")).unwrap();
+    graph.ready(&[bad]).unwrap();
+    let failure = failure(graph.wait_all());
+    let caught = panic::catch_unwind(AssertUnwindSafe(|| failure.resume_unwind())).unwrap_err();
+    assert_eq!(panic_message(&*caught), "again");
+}
+
+#[test]
+fn cancel_stops_tasks_not_started_and_lets_running_ones_finish() {
+    let pool = stress_pool(2);
+    let graph = Arc::new(TaskGraph::builder().pool(&pool).build().unwrap());
+    let started = Arc::new(AtomicBool::new(false));
+    let release = Arc::new(AtomicBool::new(false));
+    let finished = Arc::new(AtomicBool::new(false));
+    let later_ran = Arc::new(AtomicUsize::new(0));
+    let running = {
+        let (started, release, finished) = (
+            Arc::clone(&started),
+            Arc::clone(&release),
+            Arc::clone(&finished),
+        );
+        graph
+            .create(move |_| {
+                started.store(true, Ordering::SeqCst);
+                while !release.load(Ordering::SeqCst) {
+                    std::hint::spin_loop();
+                }
+                finished.store(true, Ordering::SeqCst);
+            })
+            .unwrap()
+    };
+    let mut later = Vec::new();
+    for _ in 0..20 {
+        let later_ran = Arc::clone(&later_ran);
+        let id = graph
+            .create(move |_| {
+                later_ran.fetch_add(1, Ordering::SeqCst);
+            })
+            .unwrap();
+        graph.add_dependencies(id, &[running]).unwrap();
+        later.push(id);
+    }
+    let never_readied = graph.create(|_| unreachable!()).unwrap();
+    graph.ready(&[running]).unwrap();
+    graph.ready(&later).unwrap();
+    while !started.load(Ordering::SeqCst) {
+        std::thread::yield_now();
+    }
+    graph.cancel();
+    release.store(true, Ordering::SeqCst);
+    let failure = failure(graph.wait_all());
+    assert!(finished.load(Ordering::SeqCst), "the running task finished");
+    assert_eq!(later_ran.load(Ordering::SeqCst), 0);
+    assert_eq!(failure.cancelled, 21);
+    assert!(failure.cancelled_ids.contains(&never_readied));
+    // The graph runs tasks again after the cancellation was reported.
+    let again = graph.create(|_| ()).unwrap();
+    graph.ready(&[again]).unwrap();
+    graph.wait_all().unwrap();
+}
+
+// ---------------------------------------------------------------------------------------
+// Drops
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn every_closure_is_dropped_exactly_once_whether_it_ran_was_cancelled_or_never_readied() {
+    let ledger = IdLedger::new(400);
+    for threads in [1, 2] {
+        let pool = stress_pool(threads);
+        let _ = graph::TaskGraph::builder().pool(&pool).scope(|g| {
+            let ledger = &ledger;
+            let base = (threads - 1) * 200;
+            let small: Vec<TaskId> = (0..50)
+                .map(|i| {
+                    let token = ledger.make(base + i);
+                    g.create(move |_| drop(token)).unwrap()
+                })
+                .collect();
+            // Big closures are boxed: dropped too.
+            let big: Vec<TaskId> = (50..100)
+                .map(|i| {
+                    let token = ledger.make(base + i);
+                    let padding = [7u64; 16];
+                    g.create(move |_| {
+                        let _ = (&token, padding);
+                    })
+                    .unwrap()
+                })
+                .collect();
+            let bad = g.create(|_| panic!("cancel my dependents")).unwrap();
+            let cancelled: Vec<TaskId> = (100..150)
+                .map(|i| {
+                    let token = ledger.make(base + i);
+                    let padding = [1u8; 40];
+                    let id = g
+                        .create(move |_| {
+                            let _ = (&token, padding);
+                        })
+                        .unwrap();
+                    g.add_dependencies(id, &[bad]).unwrap();
+                    id
+                })
+                .collect();
+            for i in 150..200 {
+                let token = ledger.make(base + i);
+                g.create(move |_| drop(token)).unwrap(); // never readied
+            }
+            g.ready(&small).unwrap();
+            g.ready(&big).unwrap();
+            g.ready(&cancelled).unwrap();
+            g.ready(&[bad]).unwrap();
+        });
+    }
+    ledger.assert_balanced();
+    assert_eq!(ledger.created(), 400);
+}
+
+#[test]
+fn dropping_a_graph_drops_its_unrun_and_reusable_tasks() {
+    let counter = DropCounter::new();
+    {
+        let graph = TaskGraph::builder().dedicated_channels(1).build().unwrap();
+        for _ in 0..10 {
+            let token = counter.token();
+            graph.create(move |_| drop(token)).unwrap();
+        }
+        let token = counter.token();
+        graph
+            .create_reusable(move |_| {
+                let _ = &token;
+            })
+            .unwrap();
+        // Ready on a channel nobody serves.
+        let token = counter.token();
+        let parked = graph
+            .create_on(graph.dedicated_channel(0).unwrap(), move |_| drop(token))
+            .unwrap();
+        graph.ready(&[parked]).unwrap();
+    }
+    assert_eq!(counter.created(), 12);
+    assert_eq!(counter.dropped(), 12);
+}
+
+// ---------------------------------------------------------------------------------------
+// Capacity edges and typed errors
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn a_full_graph_refuses_whole_batches_and_takes_tasks_again_once_slots_free() {
+    let graph = TaskGraph::builder()
+        .max_tasks(3)
+        .max_dependencies(1)
+        .build()
+        .unwrap();
+    let a = graph.create(|_| ()).unwrap();
+    let full = graph
+        .create_batch((0..3).map(|_| |_: &Task<'_, 'static>| ()))
+        .unwrap_err();
+    assert_eq!(
+        full,
+        GraphFull {
+            capacity: Capacity::Tasks,
+            requested: 3
+        }
+    );
+    assert_eq!(graph.unfinished(), 1, "a failed batch made nothing");
+    let bc = graph
+        .create_batch((0..2).map(|_| |_: &Task<'_, 'static>| ()))
+        .unwrap();
+    assert!(graph.create(|_| ()).is_err());
+    assert_eq!(
+        graph.add_dependencies(a, &[bc[0], bc[1]]),
+        Err(TaskError::Full(GraphFull {
+            capacity: Capacity::Dependencies,
+            requested: 2
+        }))
+    );
+    graph.add_dependencies(a, &[bc[0]]).unwrap();
+    graph.ready(&[a, bc[0], bc[1]]).unwrap();
+    graph.wait_all().unwrap();
+    // Every slot and the link came back.
+    let again = graph
+        .create_batch((0..3).map(|_| |_: &Task<'_, 'static>| ()))
+        .unwrap();
+    graph.add_dependencies(again[0], &[again[1]]).unwrap();
+    graph.ready(&again).unwrap();
+    graph.wait_all().unwrap();
+}
+
+#[test]
+fn a_batch_whose_iterator_panics_makes_nothing() {
+    let counter = DropCounter::new();
+    let graph = TaskGraph::builder().max_tasks(4).build().unwrap();
+    let made = panic::catch_unwind(AssertUnwindSafe(|| {
+        graph
+            .create_batch((0..4).map(|i| {
+                assert!(i < 2, "iterator failed");
+                let token = counter.token();
+                move |_: &Task<'_, 'static>| drop(token)
+            }))
+            .unwrap()
+    }));
+    assert!(made.is_err());
+    assert_eq!(counter.dropped(), 2);
+    assert_eq!(graph.unfinished(), 0);
+    let all = graph
+        .create_batch((0..4).map(|_| |_: &Task<'_, 'static>| ()))
+        .unwrap();
+    graph.ready(&all).unwrap();
+    graph.wait_all().unwrap();
+}
+
+#[test]
+fn builder_rejects_capacities_out_of_range() {
+    assert_eq!(
+        TaskGraph::builder().max_tasks(0).build().unwrap_err(),
+        GraphBuildError::BadTaskCapacity(0)
+    );
+    assert_eq!(
+        TaskGraph::builder()
+            .max_tasks(graph::MAX_TASKS + 1)
+            .build()
+            .unwrap_err(),
+        GraphBuildError::BadTaskCapacity(graph::MAX_TASKS + 1)
+    );
+    assert_eq!(
+        TaskGraph::builder()
+            .max_dependencies(graph::MAX_DEPENDENCIES + 1)
+            .build()
+            .unwrap_err(),
+        GraphBuildError::BadDependencyCapacity(graph::MAX_DEPENDENCIES + 1)
+    );
+    assert!(matches!(
+        TaskGraph::builder().channels(0).build().unwrap_err(),
+        GraphBuildError::BadChannels { .. }
+    ));
+    assert!(matches!(
+        TaskGraph::builder()
+            .channels(graph::MAX_CHANNELS)
+            .dedicated_channels(1)
+            .build()
+            .unwrap_err(),
+        GraphBuildError::BadChannels { .. }
+    ));
+    let graph = TaskGraph::builder().max_dependencies(0).build().unwrap();
+    let a = graph.create(|_| ()).unwrap();
+    let b = graph.create(|_| ()).unwrap();
+    assert!(matches!(
+        graph.add_dependencies(a, &[b]),
+        Err(TaskError::Full(_))
+    ));
+    graph.ready(&[a, b]).unwrap();
+    graph.wait_all().unwrap();
+}
+
+#[test]
+fn a_graph_of_two_to_the_23_tasks_builds_and_runs() {
+    let graph = TaskGraph::builder()
+        .max_tasks(1 << 23)
+        .max_dependencies(1 << 23)
+        .build()
+        .unwrap();
+    assert_eq!(graph.max_tasks(), 1 << 23);
+    let count = Arc::new(AtomicUsize::new(0));
+    let ids = graph
+        .create_batch((0..1000).map(|_| {
+            let count = Arc::clone(&count);
+            move |_: &Task<'_, 'static>| {
+                count.fetch_add(1, Ordering::Relaxed);
+            }
+        }))
+        .unwrap();
+    graph.ready(&ids).unwrap();
+    graph.wait_all().unwrap();
+    assert_eq!(count.load(Ordering::Relaxed), 1000);
+}
+
+#[test]
+fn bad_ids_and_channels_get_typed_errors() {
+    let graph = TaskGraph::builder().dedicated_channels(1).build().unwrap();
+    let other = TaskGraph::builder().build().unwrap();
+    let foreign = other.create(|_| ()).unwrap();
+    let a = graph.create(|_| ()).unwrap();
+    let b = graph.create(|_| ()).unwrap();
+    assert_eq!(graph.ready(&[foreign]), Err(TaskError::ForeignGraph));
+    assert_eq!(
+        graph.add_dependencies(a, &[foreign]),
+        Err(TaskError::ForeignGraph)
+    );
+    assert_eq!(
+        graph.add_dependencies(foreign, &[a]),
+        Err(TaskError::ForeignGraph)
+    );
+    assert!(matches!(
+        graph.wait(foreign),
+        Err(WaitError::Task(TaskError::ForeignGraph))
+    ));
+    assert_eq!(
+        graph
+            .create_on(other.default_channel(), |_| ())
+            .unwrap_err(),
+        TaskError::ForeignGraph
+    );
+    assert_eq!(
+        graph.execute_one(other.default_channel()),
+        Err(TaskError::ForeignGraph)
+    );
+    assert!(graph.channel(1).is_none() && graph.dedicated_channel(1).is_none());
+    assert_eq!(
+        graph.add_dependencies(a, &[a]),
+        Err(TaskError::SelfDependency)
+    );
+    let reusable = graph.create_reusable(|_| ()).unwrap();
+    assert_eq!(
+        graph.add_dependencies(a, &[reusable]),
+        Err(TaskError::ReuseMismatch)
+    );
+    assert_eq!(
+        graph.add_dependencies(reusable, &[a]),
+        Err(TaskError::ReuseMismatch)
+    );
+    // A readied task takes no new dependency and is not readied twice.
+    graph.ready(&[b]).unwrap();
+    graph.wait(b).unwrap();
+    graph.ready(&[a, reusable]).unwrap();
+    assert!(matches!(
+        graph.add_dependencies(a, &[]),
+        Err(TaskError::AlreadyReadied | TaskError::Finished)
+    ));
+    graph.wait_all().unwrap();
+    // Finished one-shot tasks: stale ids.
+    assert_eq!(graph.ready(&[b]), Err(TaskError::Finished));
+    let c = graph.create(|_| ()).unwrap();
+    assert_eq!(graph.add_dependencies(b, &[c]), Err(TaskError::Finished));
+    // A dependency on a finished task is satisfied at once.
+    graph.add_dependencies(c, &[a]).unwrap();
+    graph.ready(&[c]).unwrap();
+    graph.wait_all().unwrap();
+    // Out of range: an id of a bigger graph with the same serial cannot be made, but a
+    // foreign one of a bigger graph is caught first.
+    let big = TaskGraph::builder().max_tasks(1 << 17).build().unwrap();
+    let ids = big
+        .create_batch((0..70_000).map(|_| |_: &Task<'_, 'static>| ()))
+        .unwrap();
+    assert_eq!(graph.ready(&ids[69_999..]), Err(TaskError::ForeignGraph));
+    big.ready(&ids).unwrap();
+    big.wait_all().unwrap();
+}
+
+#[test]
+fn a_dependency_on_a_readied_task_is_refused_but_the_readied_task_runs() {
+    let graph = TaskGraph::builder().build().unwrap();
+    let gate = graph.create(|_| ()).unwrap();
+    let waiting = graph.create(|_| ()).unwrap();
+    graph.add_dependencies(waiting, &[gate]).unwrap();
+    graph.ready(&[waiting]).unwrap();
+    let late = graph.create(|_| ()).unwrap();
+    assert_eq!(
+        graph.add_dependencies(waiting, &[late]),
+        Err(TaskError::AlreadyReadied)
+    );
+    assert_eq!(graph.ready(&[waiting]), Err(TaskError::AlreadyReadied));
+    graph.ready(&[gate, late]).unwrap();
+    graph.wait_all().unwrap();
+}
+
+#[test]
+fn a_wait_that_can_never_finish_is_reported_as_stalled() {
+    finishes("stall detection", || {
+        let graph = TaskGraph::builder().build().unwrap();
+        // A cycle.
+        let a = graph.create(|_| ()).unwrap();
+        let b = graph.create(|_| ()).unwrap();
+        graph.add_dependencies(a, &[b]).unwrap();
+        graph.add_dependencies(b, &[a]).unwrap();
+        graph.ready(&[a, b]).unwrap();
+        assert!(matches!(
+            graph.wait_all(),
+            Err(WaitError::Stalled { unfinished: 2 })
+        ));
+        assert!(matches!(graph.wait(a), Err(WaitError::Stalled { .. })));
+        // A dependency never readied: readying it resumes the graph.
+        let graph = TaskGraph::builder().build().unwrap();
+        let never = graph.create(|_| ()).unwrap();
+        let after = graph.create(|_| ()).unwrap();
+        graph.add_dependencies(after, &[never]).unwrap();
+        graph.ready(&[after]).unwrap();
+        assert!(matches!(
+            graph.wait_all(),
+            Err(WaitError::Stalled { unfinished: 2 })
+        ));
+        graph.ready(&[never]).unwrap();
+        graph.wait_all().unwrap();
+        // A task that waits for a task never readied, with nothing else running.
+        let graph = TaskGraph::builder().build().unwrap();
+        let never = graph.create(|_| ()).unwrap();
+        let waiter = graph
+            .create(move |t| {
+                assert!(matches!(
+                    t.graph().wait(never),
+                    Err(WaitError::Stalled { .. })
+                ));
+            })
+            .unwrap();
+        graph.ready(&[waiter]).unwrap();
+        assert!(matches!(
+            graph.wait_all(),
+            Err(WaitError::Stalled { unfinished: 1 })
+        ));
+        graph.ready(&[never]).unwrap();
+        graph.wait_all().unwrap();
+    });
+}
+
+#[test]
+fn wait_all_inside_a_task_of_the_same_graph_is_refused() {
+    let graph = TaskGraph::builder().build().unwrap();
+    let saw = Arc::new(Mutex::new(None));
+    let s = Arc::clone(&saw);
+    let id = graph
+        .create(move |t| {
+            *s.lock().unwrap() = Some(matches!(t.graph().wait_all(), Err(WaitError::InsideTask)))
+        })
+        .unwrap();
+    graph.ready(&[id]).unwrap();
+    graph.wait_all().unwrap();
+    assert_eq!(*saw.lock().unwrap(), Some(true));
+}
+
+// ---------------------------------------------------------------------------------------
+// Re-running and borrowing
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn a_graph_of_fn_tasks_runs_again_without_being_rebuilt() {
+    for threads in [1, 2] {
+        let pool = stress_pool(threads);
+        let log = Mutex::new(Vec::new());
+        graph::TaskGraph::builder()
+            .pool(&pool)
+            .scope(|g| {
+                let log = &log;
+                // A diamond: 0 -> {1, 2} -> 3.
+                let ids: Vec<TaskId> = (0..4)
+                    .map(|j| {
+                        g.create_reusable(move |_| log.lock().unwrap().push(j))
+                            .unwrap()
+                    })
+                    .collect();
+                g.add_dependencies(ids[1], &[ids[0]]).unwrap();
+                g.add_dependencies(ids[2], &[ids[0]]).unwrap();
+                g.add_dependencies(ids[3], &[ids[1], ids[2]]).unwrap();
+                g.ready(&ids).unwrap();
+                g.wait_all().unwrap();
+                for _ in 0..5 {
+                    assert_eq!(g.rerun().unwrap(), 4);
+                    g.wait_all().unwrap();
+                }
+            })
+            .unwrap()
+            .unwrap();
+        let log = log.into_inner().unwrap();
+        assert_eq!(log.len(), 24);
+        for run in log.chunks(4) {
+            assert_eq!(run[0], 0);
+            assert_eq!(run[3], 3);
+        }
+    }
+}
+
+#[test]
+fn rerun_is_refused_while_tasks_are_unfinished() {
+    let graph = TaskGraph::builder().build().unwrap();
+    let a = graph.create_reusable(|_| ()).unwrap();
+    assert_eq!(graph.rerun().unwrap_err().unfinished, 1);
+    graph.ready(&[a]).unwrap();
+    graph.wait_all().unwrap();
+    assert_eq!(graph.rerun().unwrap(), 1);
+    graph.wait_all().unwrap();
+}
+
+#[test]
+fn a_failed_reusable_graph_runs_again_with_its_failures_forgotten() {
+    let graph = TaskGraph::builder().build().unwrap();
+    let fail = Arc::new(AtomicBool::new(true));
+    let ran = Arc::new(AtomicUsize::new(0));
+    let a = {
+        let fail = Arc::clone(&fail);
+        graph
+            .create_reusable(move |_| assert!(!fail.load(Ordering::SeqCst), "failing run"))
+            .unwrap()
+    };
+    let b = {
+        let ran = Arc::clone(&ran);
+        graph
+            .create_reusable(move |_| {
+                ran.fetch_add(1, Ordering::SeqCst);
+            })
+            .unwrap()
+    };
+    graph.add_dependencies(b, &[a]).unwrap();
+    graph.ready(&[a, b]).unwrap();
+    let failure = failure(graph.wait_all());
+    assert_eq!(failure.cancelled_ids, [b]);
+    fail.store(false, Ordering::SeqCst);
+    graph.rerun().unwrap();
+    graph.wait_all().unwrap();
+    assert_eq!(ran.load(Ordering::SeqCst), 1);
+}
+
+#[test]
+fn scoped_tasks_borrow_and_mutate_the_callers_data() {
+    let mut cells = vec![0usize; 64];
+    let total = AtomicUsize::new(0);
+    let result = graph::scope(|g| {
+        let total = &total;
+        let ids: Vec<TaskId> = cells
+            .iter_mut()
+            .enumerate()
+            .map(|(i, c)| {
+                g.create(move |_| {
+                    *c = i * 2;
+                    total.fetch_add(i, Ordering::Relaxed);
+                })
+                .unwrap()
+            })
+            .collect();
+        g.ready(&ids).unwrap();
+        ids.len()
+    });
+    assert_eq!(result.unwrap(), 64);
+    assert!(cells.iter().enumerate().all(|(i, &c)| c == i * 2));
+    assert_eq!(total.into_inner(), (0..64).sum::<usize>());
+}
+
+#[test]
+fn a_scope_whose_body_panics_drops_its_unrun_tasks_before_unwinding() {
+    let counter = DropCounter::new();
+    let caught = panic::catch_unwind(AssertUnwindSafe(|| {
+        graph::scope(|g| {
+            for _ in 0..5 {
+                let token = counter.token();
+                g.create(move |_| drop(token)).unwrap();
+            }
+            panic!("body");
+        })
+    }));
+    assert_eq!(panic_message(&*caught.unwrap_err()), "body");
+    assert_eq!(counter.dropped(), 5);
+}
+
+// ---------------------------------------------------------------------------------------
+// Stress with 1 µs heartbeats
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn stress_wide_and_deep_graphs_with_nested_parallelism() {
+    for threads in [2, 4] {
+        let pool = stress_pool(threads);
+        for round in 0..20 {
+            let sum = AtomicU64::new(0);
+            graph::TaskGraph::builder()
+                .max_tasks(512)
+                .max_dependencies(4096)
+                .channels(3)
+                .pool(&pool)
+                .scope(|g: &Graph<'_>| {
+                    let sum = &sum;
+                    // Layers of 50, each task after 3 tasks of the previous layer.
+                    let mut previous: Vec<TaskId> = Vec::new();
+                    for layer in 0..8u64 {
+                        let mut current = Vec::new();
+                        for k in 0..50u64 {
+                            let channel = g.channel(((layer + k) % 3) as usize).unwrap();
+                            let id = g
+                                .create_on(channel, move |_| {
+                                    let s: u64 = if k % 5 == 0 {
+                                        (0..200u64).into_par_iter().sum()
+                                    } else {
+                                        k
+                                    };
+                                    sum.fetch_add(s, Ordering::Relaxed);
+                                })
+                                .unwrap();
+                            if !previous.is_empty() {
+                                let before: Vec<TaskId> = (0..3)
+                                    .map(|d| previous[((k + d * 17 + round) % 50) as usize])
+                                    .collect();
+                                g.add_dependencies(id, &before).unwrap();
+                            }
+                            current.push(id);
+                        }
+                        g.ready(&current).unwrap();
+                        previous = current;
+                    }
+                })
+                .unwrap()
+                .unwrap();
+            let per_layer: u64 = (0..50u64)
+                .map(|k| if k % 5 == 0 { 19_900 } else { k })
+                .sum();
+            assert_eq!(sum.into_inner(), per_layer * 8);
+        }
+    }
+}
+
+#[test]
+fn stress_producers_outside_the_pool_race_runners_that_come_and_go() {
+    // Short bursts with gaps: runners end and restart all the time.
+    let pool = stress_pool(2);
+    let graph = TaskGraph::builder()
+        .max_tasks(64)
+        .channels(2)
+        .pool(&pool)
+        .build()
+        .unwrap();
+    let count = Arc::new(AtomicUsize::new(0));
+    let mut ids = Vec::new();
+    for burst in 0..2000 {
+        ids.clear();
+        let channel = graph.channel(burst % 2).unwrap();
+        let tasks = (0..(1 + burst % 5)).map(|_| {
+            let count = Arc::clone(&count);
+            move |_: &Task<'_, 'static>| {
+                count.fetch_add(1, Ordering::Relaxed);
+            }
+        });
+        loop {
+            match graph.create_batch_into(channel, tasks.clone(), &mut ids) {
+                Ok(()) => break,
+                Err(_) => std::thread::yield_now(),
+            }
+        }
+        graph.ready(&ids).unwrap();
+        if burst % 100 == 0 {
+            graph.wait_all().unwrap();
+        }
+    }
+    graph.wait_all().unwrap();
+    let expected: usize = (0..2000).map(|b| 1 + b % 5).sum();
+    assert_eq!(count.load(Ordering::Relaxed), expected);
+}
+
+#[test]
+fn a_graph_that_outlives_its_pool_runs_its_tasks_and_drops_without_hanging() {
+    finishes("graph after its pool", || {
+        let pool = stress_pool(2);
+        let graph = TaskGraph::builder().pool(&pool).build().unwrap();
+        let count = Arc::new(AtomicUsize::new(0));
+        let c = Arc::clone(&count);
+        let first = graph
+            .create(move |_| {
+                c.fetch_add(1, Ordering::Relaxed);
+            })
+            .unwrap();
+        graph.ready(&[first]).unwrap();
+        graph.wait_all().unwrap();
+        drop(pool);
+        let c = Arc::clone(&count);
+        let later = graph
+            .create(move |_| {
+                c.fetch_add(1, Ordering::Relaxed);
+            })
+            .unwrap();
+        graph.create(|_| ()).unwrap(); // never readied: dropped with the graph
+        graph.ready(&[later]).unwrap();
+        assert!(matches!(
+            graph.wait_all(),
+            Err(WaitError::Stalled { unfinished: 1 })
+        ));
+        assert_eq!(count.load(Ordering::Relaxed), 2);
+    });
+}
+
+#[test]
+fn a_task_waits_for_a_sibling_released_by_the_same_task() {
+    // On one thread, the root's dependents are kept by its runner to run next; the one
+    // that runs first waits for the others.
+    for threads in [1, 2] {
+        let pool = stress_pool(threads);
+        let graph = TaskGraph::builder().pool(&pool).build().unwrap();
+        let root = graph.create(|_| ()).unwrap();
+        let done = Arc::new(AtomicUsize::new(0));
+        let siblings: Vec<TaskId> = (0..5)
+            .map(|_| {
+                let done = Arc::clone(&done);
+                graph
+                    .create(move |_| {
+                        done.fetch_add(1, Ordering::SeqCst);
+                    })
+                    .unwrap()
+            })
+            .collect();
+        let waits_for = siblings.clone();
+        let waiter = graph
+            .create(move |t| {
+                for &s in &waits_for {
+                    t.graph().wait(s).unwrap();
+                }
+            })
+            .unwrap();
+        // Linked last-first on the root's list and kept newest-first: the waiter runs
+        // first.
+        for &s in [&waiter].into_iter().chain(&siblings) {
+            graph.add_dependencies(s, &[root]).unwrap();
+        }
+        graph.ready(&siblings).unwrap();
+        graph.ready(&[waiter, root]).unwrap();
+        finishes("a wait for a kept sibling", move || {
+            graph.wait_all().unwrap()
+        });
+        assert_eq!(done.load(Ordering::SeqCst), 5);
+    }
+}
+
+#[test]
+fn a_graph_dropped_by_its_own_task_does_not_wait_for_itself() {
+    for threads in [1, 2] {
+        let pool = stress_pool(threads);
+        let graph = Arc::new(TaskGraph::builder().pool(&pool).build().unwrap());
+        let counter = DropCounter::new();
+        let (send, receive) = std::sync::mpsc::channel();
+        let handle = Mutex::new(Some(Arc::clone(&graph)));
+        let token = counter.token();
+        let last = graph
+            .create(move |_| {
+                // Drops the last handle here, inside the graph's own task.
+                drop(handle.lock().unwrap().take());
+                send.send(()).unwrap();
+            })
+            .unwrap();
+        graph.create(move |_| drop(token)).unwrap(); // never readied
+        graph.ready(&[last]).unwrap();
+        drop(graph);
+        finishes("a graph dropped by its own task", move || {
+            receive.recv().unwrap()
+        });
+        assert_eq!(counter.dropped(), 1);
+    }
+}
