@@ -60,8 +60,8 @@ impl TaskJob {
 ///
 /// A task woken on a worker of its pool goes on that worker's own LIFO deque (it runs
 /// next unless another worker steals it first: no lock, no system call); a task that
-/// woke itself while running (a yield) goes on the worker's FIFO deque, behind its other
-/// spawned jobs; a wake-up from elsewhere goes to the pool's injector. A task scheduled
+/// woke itself while running (a yield) goes to the pool's injector, behind the pool's
+/// other jobs; so does a wake-up from elsewhere. A task scheduled
 /// once its pool has finished (every worker gone) is dropped, which cancels it.
 pub(crate) fn schedule(runnable: Runnable<TaskJob>, info: ScheduleInfo) {
     let job: *const TaskJob = runnable.metadata();
@@ -93,8 +93,13 @@ pub(crate) fn schedule(runnable: Runnable<TaskJob>, info: ScheduleInfo) {
         }
     };
     job.runnable.set(Some(runnable.into_raw()));
-    // A task that woke itself (a yield) goes behind this worker's other spawned jobs.
-    registry.push_spawned(job_ref, info.woken_while_running);
+    if info.woken_while_running {
+        // A task that woke itself (a yield) goes behind every job of the pool: on this
+        // worker's own deques it would run again before anything from elsewhere.
+        registry.queues.inject(job_ref);
+    } else {
+        registry.push_spawned(job_ref, false);
+    }
 }
 
 /// The run function of a task's job.
