@@ -69,6 +69,12 @@ impl Impl {
         Impl::ChannelPool,
     ];
 
+    /// Whether the implementation runs only when `--impls` names it: forte 1.0.0-alpha.4
+    /// deadlocks when its pool shrinks, so it runs only at thread counts that grow.
+    pub fn only_when_named(self) -> bool {
+        self == Impl::Forte
+    }
+
     /// The name used in `--impls`, tables and CSV files.
     pub fn name(self) -> &'static str {
         match self {
@@ -247,6 +253,9 @@ pub enum Pool {
 /// Forte's pools are statics; the bench resizes this one for each thread count.
 static FORTE_POOL: forte::ThreadPool = forte::ThreadPool::new();
 
+/// The size the bench last gave [`FORTE_POOL`].
+static FORTE_SIZE: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
 /// Runs `f` on a worker of forte's pool and waits for it: the measuring thread does not
 /// become a worker itself (which forte makes of a thread that calls its pool), so the
 /// pool has exactly the workers it was sized for.
@@ -377,7 +386,14 @@ impl Pool {
                 ..chili::Config::default()
             })),
             Impl::Forte => {
+                let current = FORTE_SIZE.load(std::sync::atomic::Ordering::Relaxed);
+                if threads < current {
+                    return Err(format!(
+                        "forte 1.0.0-alpha.4 cannot shrink its pool from {current} to {threads} threads (its resize deadlocks): give forte thread counts in increasing order, or one per run"
+                    ));
+                }
                 FORTE_POOL.resize_to(threads.max(1));
+                FORTE_SIZE.store(threads.max(1), std::sync::atomic::Ordering::Relaxed);
                 Pool::Forte
             }
         })

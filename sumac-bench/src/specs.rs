@@ -57,7 +57,12 @@ fn make<W: Workload + 'static>(
 ) -> Result<Spec, FlagError> {
     let supported: Vec<Impl> = Impl::ALL.into_iter().filter(|&i| W::supports(i)).collect();
     plan.impls = match &sel.impls {
-        None => supported.clone(),
+        // Implementations that cannot run every configuration run only when named.
+        None => supported
+            .iter()
+            .copied()
+            .filter(|imp| !imp.only_when_named())
+            .collect(),
         Some(list) => {
             if sel.strict {
                 if let Some(bad) = list.iter().find(|i| !supported.contains(i)) {

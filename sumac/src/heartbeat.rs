@@ -11,7 +11,7 @@ use crate::stats::bump;
 
 #[cfg(all(target_os = "linux", not(miri), not(loom)))]
 use crate::policy::HEARTBEAT_TIMER_SLACK_NS;
-use crate::policy::{Mechanism, RESCUE_AFTER_TICKS, SHORTEST_TIMED_WAIT};
+use crate::policy::{Mechanism, HEARTBEAT_LINGER, RESCUE_AFTER_TICKS, SHORTEST_TIMED_WAIT};
 use crate::registry::Registry;
 use crate::worker::RESCUE_SLOTS;
 
@@ -31,7 +31,9 @@ impl HeartbeatPark {
     }
 }
 
-/// The heartbeat thread: ticks while some workers are busy and some idle, parks otherwise.
+/// The heartbeat thread: ticks while some members are busy and some workers idle; once
+/// the pool went idle it lingers for [`HEARTBEAT_LINGER`] (looking once per interval,
+/// without ticking), then parks until a worker or a guest wakes it.
 ///
 /// Ticks are at least one interval apart, counted from the previous tick, not from the
 /// end of a park: after a park of a whole interval or more (every worker was busy), the
@@ -46,6 +48,9 @@ pub(crate) fn heartbeat_main(registry: &Registry) {
     }
     let park = &registry.heartbeat_park;
     let mut last_tick = Instant::now();
+    let mut last_useful = Instant::now();
+    let linger = registry.mechanisms.has(Mechanism::Linger);
+    let linger_period = registry.heartbeat_interval.max(SHORTEST_TIMED_WAIT);
     let mut quiet = vec![QuietWorker::default(); registry.workers.len()];
     loop {
         {
@@ -57,9 +62,19 @@ pub(crate) fn heartbeat_main(registry: &Registry) {
                 if registry.heartbeat_useful() {
                     break;
                 }
+                if linger && last_useful.elapsed() < HEARTBEAT_LINGER {
+                    // Look again in a while, without ticking: nobody needs to wake us.
+                    guard = park
+                        .signal
+                        .wait_timeout(guard, linger_period)
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .0;
+                    continue;
+                }
                 park.parked.store(true, Ordering::SeqCst);
-                // Re-check after announcing we park: `enter_idle`/`leave_idle` change the
-                // idle count first and then look at `parked` (both sequentially consistent).
+                // Re-check after announcing we park: `enter_idle`/`leave_idle` and the
+                // guests change their counts first and then look at `parked` (both
+                // sequentially consistent).
                 if registry.heartbeat_useful() || registry.is_terminating() {
                     park.parked.store(false, Ordering::SeqCst);
                     continue;
@@ -73,6 +88,7 @@ pub(crate) fn heartbeat_main(registry: &Registry) {
                 quiet.fill(QuietWorker::default());
             }
         }
+        last_useful = Instant::now();
         pause_until(registry, last_tick.checked_add(registry.heartbeat_interval));
         if registry.is_terminating() {
             return;

@@ -66,10 +66,10 @@ where
 /// What a closure run by [`join_context`] learns about where it runs.
 ///
 /// ```
-/// // From outside any pool, both closures run on a worker of the global pool: both
-/// // count as migrated.
-/// let (a, b) = sumac::join_context(|ctx| ctx.migrated(), |ctx| ctx.migrated());
-/// assert!(a && b);
+/// // From outside any pool, the calling thread runs the first closure itself (taking
+/// // part in the global pool); the second migrated only if a worker took it.
+/// let (a, _b) = sumac::join_context(|ctx| ctx.migrated(), |ctx| ctx.migrated());
+/// assert!(!a);
 /// ```
 #[derive(Clone, Copy, Debug)]
 pub struct FnContext {
@@ -78,12 +78,17 @@ pub struct FnContext {
 
 impl FnContext {
     /// True when the closure runs on another thread than the one that called
-    /// [`join_context`]: the second closure after an idle worker took it, or both
-    /// closures when `join_context` was called from outside any pool.
+    /// [`join_context`]: the second closure after another member of the pool took it,
+    /// or both closures when the call was handed to a worker of the pool.
     ///
     /// ```
-    /// // In a one-thread pool nobody can take the second closure.
-    /// let pool = sumac::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+    /// // In a one-thread pool whose calls run on its worker, nobody can take the second
+    /// // closure.
+    /// let pool = sumac::ThreadPoolBuilder::new()
+    ///     .num_threads(1)
+    ///     .callers_take_part(false)
+    ///     .build()
+    ///     .unwrap();
     /// let flags = pool.install(|| {
     ///     sumac::join_context(|ctx| ctx.migrated(), |ctx| ctx.migrated())
     /// });
@@ -116,13 +121,10 @@ where
     RA: Send,
     RB: Send,
 {
-    // The worker the caller runs as (0 for none), compared by address only: the pointer
-    // is never dereferenced on another thread. Each closure compares it with the worker
-    // that runs it: a thread registered by `use_current_thread` becomes its worker 0
-    // only inside `join`, and a thread outside every pool hands both closures to the
-    // global pool.
-    let caller = crate::registration::calling_worker_addr();
-    let migrated = move || WorkerThread::current().addr() != caller;
+    // The calling thread, compared with the thread that runs each closure. A thread
+    // outside every pool runs `a` itself (as a guest of the pool, when a seat is free).
+    let caller = crate::registration::calling_thread_id();
+    let migrated = move || crate::registration::calling_thread_id() != caller;
     join(
         move || {
             a(FnContext {
@@ -267,6 +269,10 @@ where
     // offer and remove it from the list (or wait for whoever took it) before returning
     // or unwinding.
     let older = unsafe { worker.push_fork(job.0) };
+    if worker.guest && size == ForkSize::Unknown {
+        // Only ticks share the fork, or rescue it from behind a long leaf.
+        worker.registry().guest_needs_heartbeat();
+    }
     if size != ForkSize::RestOfLoop {
         worker.poll_heartbeat();
     }

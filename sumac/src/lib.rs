@@ -218,16 +218,30 @@ pub fn current_num_threads() -> usize {
     registry::with_current_registry(|registry| registry.num_threads())
 }
 
-/// The index of the calling thread in its pool, or `None` outside any pool.
+/// The index of the calling thread in its pool (`0..current_num_threads()`), or `None`
+/// on a thread that is not one of a pool's workers.
+///
+/// A thread outside every pool that calls into one (`install`, `join`, `scope`, a
+/// parallel iterator) runs the call itself, taking part in the pool for its duration
+/// (see [`ThreadPoolBuilder::callers_take_part`]); it is still not one of the pool's
+/// threads, so this is `None` there, also inside `install`, while closures that other
+/// workers run see their own index. Code that indexes per-thread state with this should
+/// handle `None` (for example with a slot of its own for callers), or build its pool
+/// with `callers_take_part(false)`.
 ///
 /// ```
 /// assert_eq!(sumac::current_thread_index(), None);
 /// let pool = sumac::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
-/// assert!(pool.install(sumac::current_thread_index).is_some());
+/// // `install` runs on the calling thread, which is not a worker.
+/// assert_eq!(pool.install(sumac::current_thread_index), None);
+/// // A spawned job runs on a worker.
+/// let (sender, receiver) = std::sync::mpsc::channel();
+/// pool.spawn(move || sender.send(sumac::current_thread_index()).unwrap());
+/// assert!(receiver.recv().unwrap().is_some_and(|index| index < 2));
 /// ```
 pub fn current_thread_index() -> Option<usize> {
     // A thread made worker 0 by `use_current_thread` is worker 0 throughout.
-    registration::with_current_worker(None, WorkerThread::index)
+    registration::with_current_worker(None, WorkerThread::public_index).flatten()
 }
 
 /// The most worker threads a sumac pool may have: a larger

@@ -104,6 +104,17 @@ pub(crate) const MAX_FIRST_GROWTH: u64 = 1024;
 /// forks per long item it timed.
 pub(crate) const LONG_ITEM_LEVELS: u32 = 6;
 
+/// Seats per pool for threads outside it that call into it (`guests`): each such call
+/// runs on its caller's own stack as a member of the pool; callers beyond this many at
+/// once hand their work to a worker instead.
+pub(crate) const GUEST_SEATS: usize = 8;
+
+/// How long the heartbeat thread keeps looking (once per interval, without ticking)
+/// after the pool went idle before it parks for good (`linger`): a program that calls
+/// into the pool again soon after finds it awake, without paying a wake-up, and an idle
+/// pool still stops burning CPU soon.
+pub(crate) const HEARTBEAT_LINGER: Duration = Duration::from_millis(20);
+
 /// The most items a `par_bridge` puller takes from the source per lock: the lock is then
 /// held briefly even for a slow source.
 pub(crate) const MAX_PULL_BLOCK: usize = 256;
@@ -158,11 +169,16 @@ pub enum Mechanism {
     Requests,
     /// The heartbeat thread asks the OS for a 1 µs timer slack.
     TimerSlack,
+    /// A thread outside the pool runs its call (`install`, `join`, `scope`, a loop) on
+    /// its own stack as a member of the pool, instead of handing it to a worker.
+    Guests,
+    /// The heartbeat thread stays awake for a while after the pool went idle.
+    Linger,
 }
 
 impl Mechanism {
     /// Every mechanism, in the order of the documentation.
-    pub const ALL: [Mechanism; 13] = [
+    pub const ALL: [Mechanism; 15] = [
         Mechanism::AgeRule,
         Mechanism::OldTopForks,
         Mechanism::WorkerRateLimit,
@@ -176,6 +192,8 @@ impl Mechanism {
         Mechanism::IdleSpin,
         Mechanism::Requests,
         Mechanism::TimerSlack,
+        Mechanism::Guests,
+        Mechanism::Linger,
     ];
 
     /// The name used in `SUMAC_MECHANISMS` and by `sumac-bench --policy`.
@@ -194,6 +212,8 @@ impl Mechanism {
             Mechanism::IdleSpin => "idle-spin",
             Mechanism::Requests => "requests",
             Mechanism::TimerSlack => "timer-slack",
+            Mechanism::Guests => "guests",
+            Mechanism::Linger => "linger",
         }
     }
 

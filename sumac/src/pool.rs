@@ -474,6 +474,37 @@ impl<S> ThreadPoolBuilder<S> {
         self
     }
 
+    /// Whether a thread outside the pool that calls into it ([`install`], `join`,
+    /// `scope`, a parallel iterator, directly or on the global pool) runs the call
+    /// itself, taking part in the pool for its duration (`true`, the default), or hands
+    /// it to a worker and blocks until it is done (`false`, as in Rayon).
+    ///
+    /// Taking part, the caller runs the work on its own stack as a member of the pool:
+    /// its forks are shared with idle workers at heartbeats like a worker's, so work
+    /// that finishes before anyone could help costs what the sequential code costs (no
+    /// hand-over to a worker and back, which costs tens of microseconds when the
+    /// workers sleep), and work that lasts spreads to the workers. What the caller runs
+    /// sees the caller's thread: its thread-locals, its name, its stack (so a pool
+    /// built with [`stack_size`](Self::stack_size) never lets callers take part),
+    /// and [`current_thread_index`](crate::current_thread_index) is `None` there. At
+    /// most a few callers take part at once; further ones hand their calls over.
+    ///
+    /// ```
+    /// let pool = sumac::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+    /// assert_eq!(pool.install(sumac::current_thread_index), None); // ran right here
+    /// let rayon_like = sumac::ThreadPoolBuilder::new()
+    ///     .num_threads(2)
+    ///     .callers_take_part(false)
+    ///     .build()
+    ///     .unwrap();
+    /// assert!(rayon_like.install(sumac::current_thread_index).is_some()); // on a worker
+    /// ```
+    ///
+    /// [`install`]: ThreadPool::install
+    pub fn callers_take_part(self, take_part: bool) -> Self {
+        self.mechanism(Mechanism::Guests, take_part)
+    }
+
     /// Switches one of the scheduler's heuristics on or off, to measure what it does
     /// (see `sumac/src/policy.rs`; `SUMAC_MECHANISMS=-name,...` does the same for every
     /// pool, and this call overrides it). Not a stable interface.
@@ -780,10 +811,13 @@ impl fmt::Debug for ThreadPool {
 }
 
 impl ThreadPool {
-    /// Runs `op` on a worker of this pool and returns its result. Inside `op`, `join`,
-    /// `scope` and parallel iterators use this pool. From a thread outside any pool the
-    /// caller blocks; from a worker of another pool, that worker keeps running its own
-    /// pool's jobs while it waits; from a worker of this pool, `op` runs directly.
+    /// Runs `op` in this pool and returns its result: inside `op`, `join`, `scope` and
+    /// parallel iterators use this pool. On a worker of this pool, `op` runs directly.
+    /// From a thread outside any pool, the caller runs `op` itself, taking part in the
+    /// pool until it returns (see [`ThreadPoolBuilder::callers_take_part`]; with that
+    /// off, or when every caller seat is taken, `op` runs on a worker and the caller
+    /// blocks). From a worker of another pool, `op` runs on a worker of this one while
+    /// the calling worker keeps running its own pool's jobs.
     ///
     /// ```
     /// let pool = sumac::ThreadPoolBuilder::new().num_threads(3).build().unwrap();
@@ -1029,11 +1063,16 @@ impl ThreadPool {
         crate::broadcast::spawn_broadcast_in(&self.registry, op);
     }
 
-    /// [`yield_now`](crate::yield_now), if the calling thread is a worker of this pool
-    /// (`None` otherwise).
+    /// [`yield_now`](crate::yield_now), if the calling thread is a member of this pool: a
+    /// worker, or a caller taking part in a call into it (`None` otherwise).
     ///
     /// ```
-    /// let pool = sumac::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+    /// // (Calls handed to the one worker, so that nobody else takes the spawned job.)
+    /// let pool = sumac::ThreadPoolBuilder::new()
+    ///     .num_threads(1)
+    ///     .callers_take_part(false)
+    ///     .build()
+    ///     .unwrap();
     /// let other = sumac::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
     /// assert_eq!(pool.yield_now(), None); // not a worker of any pool
     /// pool.install(|| {
@@ -1047,11 +1086,15 @@ impl ThreadPool {
         crate::yielding::yield_on(Some(&self.registry), true)
     }
 
-    /// [`yield_local`](crate::yield_local), if the calling thread is a worker of this
-    /// pool (`None` otherwise).
+    /// [`yield_local`](crate::yield_local), if the calling thread is a member of this
+    /// pool: a worker, or a caller taking part in a call into it (`None` otherwise).
     ///
     /// ```
-    /// let pool = sumac::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+    /// let pool = sumac::ThreadPoolBuilder::new()
+    ///     .num_threads(1)
+    ///     .callers_take_part(false)
+    ///     .build()
+    ///     .unwrap();
     /// assert_eq!(pool.yield_local(), None);
     /// pool.install(|| {
     ///     // From another thread: into the pool's injector, not this worker's own.
@@ -1086,15 +1129,22 @@ impl ThreadPool {
     }
 
     /// The index of the calling thread in this pool, or `None` if it is not one of its
-    /// workers.
+    /// workers (a caller taking part in a call into the pool is not: see
+    /// [`current_thread_index`](crate::current_thread_index)).
     ///
     /// ```
     /// let pool = sumac::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
     /// assert_eq!(pool.current_thread_index(), None);
-    /// assert!(pool.install(|| pool.current_thread_index()).unwrap() < 2);
+    /// assert_eq!(pool.install(|| pool.current_thread_index()), None); // the caller
+    /// let (sender, receiver) = std::sync::mpsc::channel();
+    /// let pool = std::sync::Arc::new(pool);
+    /// let inside = std::sync::Arc::clone(&pool);
+    /// pool.spawn(move || sender.send(inside.current_thread_index()).unwrap());
+    /// assert!(receiver.recv().unwrap().unwrap() < 2); // a worker
     /// ```
     pub fn current_thread_index(&self) -> Option<usize> {
-        registration::with_current_worker(Some(&self.registry), WorkerThread::index)
+        registration::with_current_worker(Some(&self.registry), WorkerThread::public_index)
+            .flatten()
     }
 
     /// Per-worker counters: forks, heartbeats, promotions, shared jobs run, sleeps and
@@ -1109,12 +1159,10 @@ impl ThreadPool {
     /// });
     /// let stats = pool.stats();
     /// assert_eq!(stats.workers.len(), 1);
-    /// let worker = stats.workers[0];
-    /// assert_eq!(worker.forks, 3);
-    /// // A one-thread pool has nobody to share with: no heartbeats, no promotions.
-    /// assert_eq!((worker.heartbeats, worker.promotions), (0, 0));
-    /// // `install` from outside the pool goes through the shared queue.
-    /// assert_eq!(worker.shared_jobs_run, 1);
+    /// // This thread ran the `install` itself, taking part in the pool.
+    /// assert_eq!(stats.callers.forks, 3);
+    /// assert_eq!(stats.total().forks, 3);
+    /// assert_eq!(stats.total().shared_jobs_run, 0); // nothing went through a queue
     /// ```
     pub fn stats(&self) -> PoolStats {
         self.registry.stats()

@@ -66,8 +66,8 @@ pub(crate) struct Queues {
     injector: Injector<JobRef>,
     /// The thieves' ends of every member's deques.
     stealers: Box<[MemberStealers]>,
-    /// The owners' ends, until each member takes its own (see `deques_for`).
-    unclaimed: Mutex<Vec<Option<SpawnDeques>>>,
+    /// The owners' ends, per member, while no thread is that member (see `deques_for`).
+    unclaimed: Box<[Mutex<Option<SpawnDeques>>]>,
 }
 
 impl Queues {
@@ -93,16 +93,27 @@ impl Queues {
             addressed: (0..members).map(|_| AtomicUsize::new(0)).collect(),
             injector: Injector::new(),
             stealers,
-            unclaimed: Mutex::new(deques.into_iter().map(Some).collect()),
+            unclaimed: deques
+                .into_iter()
+                .map(|deques| Mutex::new(Some(deques)))
+                .collect(),
         }
     }
 
-    /// The owner's end of member `index`'s deques, handed out once, to the thread that
-    /// is that member.
+    /// The owner's end of member `index`'s deques, for the thread that becomes that
+    /// member; a seat's member gives them back with [`return_deques`] when it leaves.
+    /// Jobs left on them stay there, where the other members steal them.
+    ///
+    /// [`return_deques`]: Self::return_deques
     pub(crate) fn deques_for(&self, index: usize) -> SpawnDeques {
-        sync::lock(&self.unclaimed)[index]
+        sync::lock(&self.unclaimed[index])
             .take()
-            .expect("a member's deques are handed out once")
+            .expect("one thread at a time is a member")
+    }
+
+    /// Gives member `index`'s deques back (see [`deques_for`](Self::deques_for)).
+    pub(crate) fn return_deques(&self, index: usize, deques: SpawnDeques) {
+        *sync::lock(&self.unclaimed[index]) = Some(deques);
     }
 
     /// How many shared forks wait (a hint: it may change at any time).
@@ -148,7 +159,7 @@ impl Queues {
                 .is_some_and(|member| !member.lifo.is_empty() || !member.fifo.is_empty())
     }
 
-    /// The number of members (workers and seats for other threads).
+    /// The number of members (workers, and seats for threads outside the pool).
     pub(crate) fn members(&self) -> usize {
         self.stealers.len()
     }

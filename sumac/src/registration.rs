@@ -111,18 +111,6 @@ pub(crate) fn end_registration(worker: *mut WorkerThread) {
     drop(unsafe { Box::from_raw(worker) });
 }
 
-/// The address of the worker the calling thread runs as: the one it is, or else the one
-/// `use_current_thread` registered for it (which it acts as inside calls into its pool);
-/// 0 for other threads. For comparisons only (`join_context`): never made a pointer again.
-pub(crate) fn calling_worker_addr() -> usize {
-    let current = WorkerThread::current();
-    if current.is_null() {
-        registered_worker().addr()
-    } else {
-        current.addr()
-    }
-}
-
 /// Runs `f` on a thread registered with `use_current_thread` as its pool's worker 0 (if
 /// the thread is registered, not already acting as a worker, and registered with
 /// `registry` when one is given), passing that worker; otherwise runs `f(None)`.
@@ -188,4 +176,56 @@ pub(crate) fn activate<R>(worker: &WorkerThread, f: impl FnOnce(&WorkerThread) -
     worker.registry.leave_idle();
     let _active = Deactivate(worker);
     f(worker)
+}
+
+// ------------------------------------------------------------------ guests
+//
+// A thread outside every pool that calls into one (`install`, `join`, `scope`, a parallel
+// loop) takes a free seat of the pool and runs the call on its own stack, as a member:
+// its forks are recorded on its own list and shared at heartbeats like a worker's, its
+// spawned jobs go on its seat's deques. Work that finishes before anyone could help so
+// costs what the sequential code costs: no hand-over to a worker and back. While it
+// waits (for a fork another member took, for its scope's jobs) it runs only its own
+// work and sleeps privately: it never takes shared jobs, which could keep the caller
+// busy with unrelated work. A guest is not one of the pool's threads:
+// `current_thread_index()` is `None` there.
+
+/// Runs `op` on the calling thread, outside every pool, as the guest of `registry` in
+/// seat `index` (claimed by the caller; freed here when the call ends, also by a panic).
+pub(crate) fn as_guest<R>(
+    registry: &Arc<Registry>,
+    index: usize,
+    op: impl FnOnce(&WorkerThread) -> R,
+) -> R {
+    /// Frees the seat once the guest's state is gone.
+    struct Seat<'a>(&'a Registry, usize);
+    impl Drop for Seat<'_> {
+        fn drop(&mut self) {
+            self.0.guest_left();
+            self.0.seats.release(self.1);
+        }
+    }
+    /// The thread stops acting as the guest.
+    struct Acting;
+    impl Drop for Acting {
+        fn drop(&mut self) {
+            WORKER_THREAD.with(|current| current.set(ptr::null()));
+        }
+    }
+    let _seat = Seat(registry, index);
+    registry.guest_arrived();
+    let guest = WorkerThread::new(Arc::clone(registry), index);
+    let _fork_count = guest.shared().counters.forks.attach(&guest.forks);
+    WORKER_THREAD.with(|current| current.set(&guest));
+    let _acting = Acting;
+    op(&guest)
+}
+
+/// An identity of the calling thread, for comparisons only (`join_context`): the
+/// address of a thread-local, never made a pointer again.
+pub(crate) fn calling_thread_id() -> usize {
+    thread_local! {
+        static IDENTITY: u8 = const { 0 };
+    }
+    IDENTITY.with(|identity| ptr::from_ref(identity).addr())
 }

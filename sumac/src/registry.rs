@@ -75,15 +75,15 @@ use crossbeam_utils::CachePadded;
 use crate::job::{JobRef, PanicPayload, StackJob};
 use crate::job_list::RescueSlot;
 use crate::latch::{FinishCount, LockLatch, WorkerLatch};
-use crate::policy::{self, Mechanism, Mechanisms};
+use crate::policy::{self, Mechanism, Mechanisms, GUEST_SEATS};
 use crate::pool::{PanicHandler, ThreadHandler, ThreadPoolBuildError, ThreadPoolBuilder};
 use crate::queues::Queues;
-use crate::stats::{PoolStats, WorkerCounters};
+use crate::stats::{PoolStats, WorkerCounters, WorkerStats};
 use crate::thread_builder::{ThreadBuilder, ThreadSpawn};
 
 use crate::heartbeat::{heartbeat_main, HeartbeatPark};
 use crate::registration::{
-    register_current_thread, registered_with_a_live_pool, unregister_current_thread,
+    self, register_current_thread, registered_with_a_live_pool, unregister_current_thread,
     with_registered_worker,
 };
 use crate::worker::{WorkerShared, WorkerThread};
@@ -91,7 +91,15 @@ use crate::worker::{WorkerShared, WorkerThread};
 /// A pool's shared state.
 pub(crate) struct Registry {
     pub(crate) queues: Queues,
+    /// The shared part of every member: the workers (`0..num_threads`), then the seats
+    /// of threads outside the pool taking part in one call each ([`GuestSeats`]).
     pub(crate) workers: Box<[CachePadded<WorkerShared>]>,
+    /// How many of `workers` are worker threads.
+    num_workers: usize,
+    /// Which guest seats are free.
+    pub(crate) seats: GuestSeats,
+    /// Guests taking part in calls now (busy members the heartbeat thread ticks for).
+    active_guests: CachePadded<AtomicUsize>,
     /// Workers in the idle phase (spinning or asleep).
     pub(crate) idle: CachePadded<AtomicUsize>,
     /// When an idle worker last raised the others' flags (ns since `epoch`).
@@ -140,7 +148,15 @@ impl Registry {
     ) -> Result<Arc<Registry>, ThreadPoolBuildError> {
         let (config, mut spawner) = builder.into_config()?;
         let num_threads = config.num_threads;
-        let workers = (0..num_threads)
+        // A pool built with a stack size of its own runs every call on its workers: the
+        // caller's own stack may not be what the work needs (deep recursion).
+        let seats = if config.mechanisms.has(Mechanism::Guests) && config.stack_size.is_none() {
+            GUEST_SEATS
+        } else {
+            0
+        };
+        let members = num_threads + seats;
+        let workers = (0..members)
             .map(|_| {
                 CachePadded::new(WorkerShared {
                     heartbeat: AtomicBool::new(false),
@@ -152,8 +168,11 @@ impl Registry {
             })
             .collect();
         let registry = Arc::new(Registry {
-            queues: Queues::new(num_threads),
+            queues: Queues::new(members),
             workers,
+            num_workers: num_threads,
+            seats: GuestSeats::new(num_threads, seats),
+            active_guests: CachePadded::new(AtomicUsize::new(0)),
             idle: CachePadded::new(AtomicUsize::new(0)),
             last_request_ns: CachePadded::new(AtomicU64::new(0)),
             last_promotion_ns: CachePadded::new(AtomicU64::new(0)),
@@ -231,14 +250,20 @@ impl Registry {
     }
 
     /// Number of worker threads.
+    #[inline]
     pub(crate) fn num_threads(&self) -> usize {
-        self.workers.len()
+        self.num_workers
     }
 
-    /// Per-worker counters.
+    /// Per-worker counters, and those of the calls from outside the pool.
     pub(crate) fn stats(&self) -> PoolStats {
+        let (workers, seats) = self.workers.split_at(self.num_workers);
         PoolStats {
-            workers: self.workers.iter().map(|w| w.counters.snapshot()).collect(),
+            workers: workers.iter().map(|w| w.counters.snapshot()).collect(),
+            callers: seats
+                .iter()
+                .map(|seat| seat.counters.snapshot())
+                .fold(WorkerStats::default(), |sum, seat| sum + seat),
         }
     }
 
@@ -266,7 +291,7 @@ impl Registry {
                     op(worker)
                 }
                 Some(worker) => self.in_worker_cross(worker, op),
-                None => self.in_worker_cold(op),
+                None => self.in_worker_outside(op),
             })
         } else {
             // SAFETY: a non-null thread-local pointer refers to this thread's live worker.
@@ -276,6 +301,20 @@ impl Registry {
             } else {
                 self.in_worker_cross(current, op)
             }
+        }
+    }
+
+    /// Runs `op` for a thread outside every pool: on that thread, as a guest of this
+    /// pool (see [`registration::as_guest`]), if a seat is free; else on a worker,
+    /// blocking until it is done.
+    fn in_worker_outside<OP, R>(self: &Arc<Self>, op: OP) -> R
+    where
+        OP: FnOnce(&WorkerThread) -> R + Send,
+        R: Send,
+    {
+        match self.seats.claim() {
+            Some(index) => registration::as_guest(self, index, op),
+            None => self.in_worker_cold(op),
         }
     }
 
@@ -555,10 +594,29 @@ impl Registry {
         }
     }
 
-    /// Whether ticking makes sense: someone is busy and someone could take work.
+    /// Whether ticking makes sense: someone is busy (a worker, or a guest) and someone
+    /// could take work.
     pub(crate) fn heartbeat_useful(&self) -> bool {
         let idle = self.idle.load(Ordering::SeqCst);
-        idle > 0 && idle < self.num_threads()
+        idle > 0 && (idle < self.num_threads() || self.active_guests.load(Ordering::SeqCst) > 0)
+    }
+
+    /// A guest started taking part in a call.
+    pub(crate) fn guest_arrived(&self) {
+        self.active_guests.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// A guest's call ended.
+    pub(crate) fn guest_left(&self) {
+        self.active_guests.fetch_sub(1, Ordering::SeqCst);
+    }
+
+    /// A guest has work that others could take (a recorded fork, or a loop that
+    /// lasted): if the heartbeat thread has parked for good, wake it, so that it ticks
+    /// for the guest (and rescues its forks). While it lingers it notices by itself.
+    #[cold]
+    pub(crate) fn guest_needs_heartbeat(&self) {
+        self.unpark_heartbeat();
     }
 
     pub(crate) fn unpark_heartbeat(&self) {
@@ -634,10 +692,70 @@ where
     if current.is_null() {
         with_registered_worker(None, |registered| match registered {
             Some(worker) => op(worker),
-            None => global_registry().in_worker_cold(op),
+            None => global_registry().in_worker_outside(op),
         })
     } else {
         // SAFETY: a non-null thread-local pointer refers to this thread's live worker.
         op(unsafe { &*current })
+    }
+}
+
+/// The seats of a pool for threads outside it that take part in one call each (see
+/// `registration::as_guest`): a bit per seat, claimed and freed with one atomic
+/// operation, so that many callers at once never meet on a lock.
+pub(crate) struct GuestSeats {
+    /// The index of the first seat's member.
+    first: usize,
+    /// Bit `i` set: seat `i` is free.
+    free: CachePadded<AtomicU64>,
+}
+
+impl GuestSeats {
+    fn new(first: usize, seats: usize) -> GuestSeats {
+        debug_assert!(seats <= 64);
+        let free = if seats >= 64 {
+            u64::MAX
+        } else {
+            (1u64 << seats) - 1
+        };
+        GuestSeats {
+            first,
+            free: CachePadded::new(AtomicU64::new(free)),
+        }
+    }
+
+    /// Claims a free seat: the index of its member.
+    #[inline]
+    pub(crate) fn claim(&self) -> Option<usize> {
+        let mut free = self.free.load(Ordering::Relaxed);
+        loop {
+            if free == 0 {
+                return None;
+            }
+            let bit = free & free.wrapping_neg();
+            match self.free.compare_exchange_weak(
+                free,
+                free & !bit,
+                Ordering::Acquire,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => return Some(self.first + bit.trailing_zeros() as usize),
+                Err(actual) => free = actual,
+            }
+        }
+    }
+
+    /// Frees the seat of member `index` (claimed before).
+    #[inline]
+    pub(crate) fn release(&self, index: usize) {
+        let bit = 1u64 << (index - self.first);
+        let before = self.free.fetch_or(bit, Ordering::Release);
+        debug_assert_eq!(before & bit, 0, "a seat freed twice");
+    }
+
+    /// Whether member `index` is a seat.
+    #[inline]
+    pub(crate) fn is_seat(&self, index: usize) -> bool {
+        index >= self.first
     }
 }

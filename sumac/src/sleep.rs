@@ -38,9 +38,20 @@ use crate::sync::{self, fence, AtomicUsize, Condvar, Mutex, MutexGuard, Ordering
 
 struct SleepState {
     /// Per member: registered as asleep (only a waker clears it).
-    asleep: Vec<bool>,
-    /// The members asleep, most recent last (the next to wake).
+    asleep: Vec<Option<Sleeper>>,
+    /// The searchers asleep, most recent last (the next to wake for new work).
     sleepers: Vec<usize>,
+}
+
+/// What kind of sleeper a member is.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Sleeper {
+    /// A searcher: it takes any job, so new work may wake it, and it counts as
+    /// searching again once woken.
+    Searcher,
+    /// A member waiting only for its own condition (a thread outside the pool taking
+    /// part in one call): only [`Sleep::wake`] wakes it.
+    Private,
 }
 
 /// The sleep state of a pool's members.
@@ -57,7 +68,7 @@ impl Sleep {
     pub(crate) fn new(members: usize) -> Sleep {
         Sleep {
             state: Mutex::new(SleepState {
-                asleep: vec![false; members],
+                asleep: vec![None; members],
                 sleepers: Vec::with_capacity(members),
             }),
             signals: (0..members).map(|_| Condvar::new()).collect(),
@@ -95,8 +106,8 @@ impl Sleep {
         if !keep_waiting() {
             return false;
         }
-        debug_assert!(!state.asleep[index]);
-        state.asleep[index] = true;
+        debug_assert!(state.asleep[index].is_none());
+        state.asleep[index] = Some(Sleeper::Searcher);
         state.sleepers.push(index);
         self.sleeping.fetch_add(1, Ordering::SeqCst);
         self.stop_searching();
@@ -108,7 +119,7 @@ impl Sleep {
             return false;
         }
         falling_asleep();
-        while state.asleep[index] {
+        while state.asleep[index].is_some() {
             state = match deadline {
                 None => sync::wait(&self.signals[index], state),
                 Some(deadline) => {
@@ -116,6 +127,38 @@ impl Sleep {
                     if now >= deadline {
                         // Nobody woke us: leave the sleepers as a waker would take us out.
                         self.wake_locked_if_asleep(&mut state, index);
+                        break;
+                    }
+                    sync::wait_timeout(&self.signals[index], state, deadline - now)
+                }
+            };
+        }
+        true
+    }
+
+    /// Puts member `index`, which takes no shared work (see [`Sleeper::Private`]), to
+    /// sleep until [`wake`](Self::wake) wakes it (or `deadline` passes), unless
+    /// `keep_waiting()` (evaluated under the lock) says its wait is over. It does not
+    /// count as searching before or after. Returns whether it slept.
+    pub(crate) fn sleep_private(
+        &self,
+        index: usize,
+        keep_waiting: impl Fn() -> bool,
+        deadline: Option<Instant>,
+    ) -> bool {
+        let mut state = sync::lock(&self.state);
+        if !keep_waiting() {
+            return false;
+        }
+        debug_assert!(state.asleep[index].is_none());
+        state.asleep[index] = Some(Sleeper::Private);
+        while state.asleep[index].is_some() {
+            state = match deadline {
+                None => sync::wait(&self.signals[index], state),
+                Some(deadline) => {
+                    let now = Instant::now();
+                    if now >= deadline {
+                        state.asleep[index] = None;
                         break;
                     }
                     sync::wait_timeout(&self.signals[index], state, deadline - now)
@@ -170,19 +213,27 @@ impl Sleep {
     }
 
     fn wake_locked_if_asleep(&self, state: &mut MutexGuard<'_, SleepState>, index: usize) {
-        if state.asleep[index] {
-            let position = state.sleepers.iter().rposition(|&sleeper| sleeper == index);
-            state
-                .sleepers
-                .swap_remove(position.expect("an asleep member is a sleeper"));
-            self.wake_locked(state, index);
+        match state.asleep[index] {
+            Some(Sleeper::Searcher) => {
+                let position = state.sleepers.iter().rposition(|&sleeper| sleeper == index);
+                state
+                    .sleepers
+                    .swap_remove(position.expect("an asleep searcher is a sleeper"));
+                self.wake_locked(state, index);
+            }
+            Some(Sleeper::Private) => {
+                state.asleep[index] = None;
+                self.signals[index].notify_one();
+            }
+            None => {}
         }
     }
 
-    /// Wakes `index`, already taken off `sleepers`: it counts as searching from now on.
+    /// Wakes searcher `index`, already taken off `sleepers`: it counts as searching
+    /// from now on.
     fn wake_locked(&self, state: &mut MutexGuard<'_, SleepState>, index: usize) {
-        debug_assert!(state.asleep[index]);
-        state.asleep[index] = false;
+        debug_assert_eq!(state.asleep[index], Some(Sleeper::Searcher));
+        state.asleep[index] = None;
         self.sleeping.fetch_sub(1, Ordering::SeqCst);
         self.start_searching();
         self.signals[index].notify_one();

@@ -46,9 +46,9 @@ impl Sub for WorkerStats {
     ///
     /// ```
     /// let pool = sumac::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
-    /// let before = pool.stats().workers[0];
+    /// let before = pool.stats().total();
     /// pool.install(|| sumac::join(|| (), || ()));
-    /// let after = pool.stats().workers[0];
+    /// let after = pool.stats().total();
     /// assert_eq!((after - before).forks, 1);
     /// assert_eq!((before - after).forks, 0); // the wrong way round: zero, no overflow
     /// ```
@@ -65,21 +65,26 @@ impl Sub for WorkerStats {
     }
 }
 
-impl WorkerStats {
+impl std::ops::Add for WorkerStats {
+    type Output = WorkerStats;
+
+    /// The counts of both (wrapping on overflow).
     fn add(self, other: WorkerStats) -> WorkerStats {
         WorkerStats {
-            forks: self.forks + other.forks,
-            heartbeats: self.heartbeats + other.heartbeats,
-            promotions: self.promotions + other.promotions,
-            shared_jobs_run: self.shared_jobs_run + other.shared_jobs_run,
-            sleeps: self.sleeps + other.sleeps,
-            wakeups: self.wakeups + other.wakeups,
-            graph_tasks: self.graph_tasks + other.graph_tasks,
+            forks: self.forks.wrapping_add(other.forks),
+            heartbeats: self.heartbeats.wrapping_add(other.heartbeats),
+            promotions: self.promotions.wrapping_add(other.promotions),
+            shared_jobs_run: self.shared_jobs_run.wrapping_add(other.shared_jobs_run),
+            sleeps: self.sleeps.wrapping_add(other.sleeps),
+            wakeups: self.wakeups.wrapping_add(other.wakeups),
+            graph_tasks: self.graph_tasks.wrapping_add(other.graph_tasks),
         }
     }
 }
 
-/// A snapshot of every worker's counters, indexed by worker.
+/// A snapshot of every worker's counters, indexed by worker, and of the threads outside
+/// the pool that took part in calls into it (each runs its call on its own stack, as a
+/// member of the pool: see `ThreadPool::install`).
 ///
 /// ```
 /// let pool = sumac::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
@@ -93,10 +98,12 @@ impl WorkerStats {
 pub struct PoolStats {
     /// One entry per worker, in worker-index order.
     pub workers: Vec<WorkerStats>,
+    /// The sum over the calls made from threads outside the pool.
+    pub callers: WorkerStats,
 }
 
 impl PoolStats {
-    /// The sum over all workers.
+    /// The sum over all workers and outside callers.
     ///
     /// ```
     /// let pool = sumac::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
@@ -110,7 +117,7 @@ impl PoolStats {
     pub fn total(&self) -> WorkerStats {
         self.workers
             .iter()
-            .fold(WorkerStats::default(), |sum, worker| sum.add(*worker))
+            .fold(self.callers, |sum, worker| sum + *worker)
     }
 
     /// The counts between `earlier` and this snapshot, per worker. Both should come from
@@ -129,7 +136,9 @@ impl PoolStats {
     /// assert_eq!(after.total().forks, 3);
     /// let delta = after.since(&before);
     /// assert_eq!(delta.total().forks, 2);
-    /// assert_eq!(delta.total().shared_jobs_run, 1); // the second `install`
+    /// // The second `install` ran on this thread, which took part in the pool.
+    /// assert_eq!(delta.callers.forks, 2);
+    /// assert_eq!(delta.total().shared_jobs_run, 0);
     /// ```
     pub fn since(&self, earlier: &PoolStats) -> PoolStats {
         let workers = self
@@ -139,6 +148,7 @@ impl PoolStats {
             .map(|(now, then)| *now - *then);
         PoolStats {
             workers: workers.collect(),
+            callers: self.callers - earlier.callers,
         }
     }
 }

@@ -34,8 +34,8 @@ use crate::worker::worker_main;
 ///     })
 ///     .build()
 ///     .unwrap();
-/// let name = pool.install(|| std::thread::current().name().map(str::to_owned));
-/// assert!(name.unwrap().starts_with("my-"));
+/// let names = pool.broadcast(|_| std::thread::current().name().map(str::to_owned));
+/// assert!(names.iter().all(|name| name.as_deref().unwrap().starts_with("my-")));
 /// ```
 ///
 /// What the handler learns from the pool's builder:

@@ -2,6 +2,7 @@
 //! work (see `SCHEDULER.md`).
 
 use std::cell::Cell;
+use std::mem::ManuallyDrop;
 use std::ptr::{self, NonNull};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
@@ -43,12 +44,18 @@ thread_local! {
     pub(crate) static WORKER_THREAD: Cell<*const WorkerThread> = const { Cell::new(ptr::null()) };
 }
 
-/// A worker thread's own state; lives on the worker's stack, reachable through a
+/// A member's own state: a worker thread's, or that of a thread outside the pool taking
+/// part in one call (a *guest*, see `registration::as_guest`). Lives on that thread's
+/// stack (on the heap for a `use_current_thread` registration), reachable through a
 /// thread-local pointer.
 pub(crate) struct WorkerThread {
-    /// The pool has a single worker: nobody could ever take a fork, so `join` calls both
-    /// closures directly.
+    /// The pool has a single worker and this is it: nobody could ever take a fork, so
+    /// `join` calls both closures directly.
     pub(crate) solo: bool,
+    /// A thread outside the pool taking part in one call: it runs only its own work
+    /// (its forks and spawned jobs), never shared jobs, and waits without counting as
+    /// an idle worker.
+    pub(crate) guest: bool,
     /// Which forks `join` records and how it stamps them: always 0 forks in a
     /// one-thread pool, so that the fork path tests one number for every reason to call
     /// the closures directly.
@@ -57,8 +64,9 @@ pub(crate) struct WorkerThread {
     pub(crate) mechanisms: Mechanisms,
     /// Recorded forks not yet joined (join frames on this thread's stack), oldest first.
     pub(crate) jobs: JobList,
-    /// Spawned jobs, stealable by every other member (see [`crate::queues`]).
-    pub(crate) spawned: SpawnDeques,
+    /// Spawned jobs, stealable by every other member (see [`crate::queues`]); a guest
+    /// gives them back to its seat when it leaves.
+    pub(crate) spawned: ManuallyDrop<SpawnDeques>,
     /// The jobs offered in `WorkerShared::rescue`, slot by slot (as this worker last
     /// left them: the heartbeat thread may have claimed some since).
     pub(crate) offered: [Cell<Option<NonNull<JobHeader>>>; RESCUE_SLOTS],
@@ -97,15 +105,19 @@ impl WorkerThread {
     /// The state of worker `index` of `registry`, before it starts.
     pub(crate) fn new(registry: Arc<Registry>, index: usize) -> WorkerThread {
         let promotion_gap = policy::worker_share_gap(registry.heartbeat_interval);
-        let solo = registry.num_threads() == 1;
+        let guest = registry.seats.is_seat(index);
+        let solo = registry.num_threads() == 1 && !guest;
         let mechanisms = registry.mechanisms;
-        let fork_limit = recorded_forks_limit(registry.num_threads(), mechanisms);
+        // A guest can hand its forks to every worker.
+        let sharers = registry.num_threads() + usize::from(guest);
+        let fork_limit = recorded_forks_limit(sharers, mechanisms);
         WorkerThread {
             solo,
+            guest,
             budget: ForkBudget::new(fork_limit, mechanisms),
             mechanisms,
             jobs: JobList::new(),
-            spawned: registry.queues.deques_for(index),
+            spawned: ManuallyDrop::new(registry.queues.deques_for(index)),
             offered: std::array::from_fn(|_| Cell::new(None)),
             forks: CachePadded::new(AtomicU64::new(0)),
             shared: NonNull::from(&*registry.workers[index]),
@@ -120,7 +132,7 @@ impl WorkerThread {
         }
     }
 
-    /// The calling thread's worker, or null outside any pool.
+    /// The calling thread's worker (or guest seat), or null outside any pool.
     #[inline(always)]
     pub(crate) fn current() -> *const WorkerThread {
         WORKER_THREAD.with(Cell::get)
@@ -138,6 +150,12 @@ impl WorkerThread {
 
     pub(crate) fn index(&self) -> usize {
         self.index
+    }
+
+    /// The index a user sees: a worker's, or `None` for a guest (a thread outside the
+    /// pool taking part in a call is not one of the pool's threads).
+    pub(crate) fn public_index(&self) -> Option<usize> {
+        (!self.guest).then_some(self.index)
     }
 
     /// Whether jobs of this worker wait: its own list's, or ones addressed to it.
@@ -329,6 +347,9 @@ impl WorkerThread {
     /// when there are none. `done` must become true only through another thread's action
     /// that is followed by a [`SharedQueue::wake`] of this worker (or by termination).
     pub(crate) fn wait_until(&self, done: impl Fn() -> bool) {
+        if self.guest {
+            return self.wait_as_guest(&done);
+        }
         let mut idled = false;
         loop {
             if done() {
@@ -346,9 +367,53 @@ impl WorkerThread {
         }
     }
 
+    /// A guest's wait: it runs its own pending work (its older forks, its spawned
+    /// jobs), never shared jobs, then spins on `done` briefly and sleeps until whoever
+    /// makes `done` true wakes it. Wanting work does not make it count as idle: the
+    /// workers' sharing decisions are for workers.
+    fn wait_as_guest(&self, done: &impl Fn() -> bool) {
+        self.wait_as_guest_until(done, None);
+    }
+
+    /// [`wait_as_guest`](Self::wait_as_guest), giving up at `deadline`: returns whether
+    /// `done()` held.
+    fn wait_as_guest_until(&self, done: &impl Fn() -> bool, deadline: Option<Instant>) -> bool {
+        // The guest waits for someone: the heartbeat must run for them to share.
+        self.registry.guest_needs_heartbeat();
+        loop {
+            if done() {
+                return true;
+            }
+            if deadline.is_some_and(|deadline| Instant::now() >= deadline) {
+                return false;
+            }
+            if self.run_pending_job(false) {
+                continue;
+            }
+            let start = Instant::now();
+            let spin = policy::spin_limit(self.registry.heartbeat_interval, self.mechanisms);
+            while !done() && self.spawned.is_empty() && start.elapsed() < spin {
+                for _ in 0..SPIN_ROUNDS {
+                    std::hint::spin_loop();
+                }
+            }
+            if done() || !self.spawned.is_empty() {
+                continue;
+            }
+            self.registry.queues.sleep.sleep_private(
+                self.index,
+                || !done() && self.spawned.is_empty(),
+                deadline,
+            );
+        }
+    }
+
     /// [`wait_until`](Self::wait_until), but gives up at `deadline`: returns whether
     /// `done()` held.
     pub(crate) fn wait_until_deadline(&self, done: impl Fn() -> bool, deadline: Instant) -> bool {
+        if self.guest {
+            return self.wait_as_guest_until(&done, Some(deadline));
+        }
         let mut idled = false;
         let finished = loop {
             if done() {
@@ -376,6 +441,7 @@ impl WorkerThread {
     /// Running an own fork early is sound wherever this worker is: its join then finds
     /// the fork no longer LOCAL and waits for DONE, which it already is.
     pub(crate) fn run_pending_job(&self, shared: bool) -> bool {
+        let shared = shared && !self.guest;
         // Jobs whose offer the heartbeat thread claimed are shared (their joins unlink
         // them): run the newest of the others.
         let mut next = self.jobs.newest();
@@ -542,6 +608,16 @@ impl WorkerThread {
         // Woken, or work appeared: the caller looks at everything again.
         queues.sleep.stop_searching();
         registry.leave_idle();
+    }
+}
+
+impl Drop for WorkerThread {
+    fn drop(&mut self) {
+        // SAFETY: `spawned` is not used again: the worker is being dropped.
+        let deques = unsafe { ManuallyDrop::take(&mut self.spawned) };
+        if self.guest {
+            self.registry.queues.return_deques(self.index, deques);
+        }
     }
 }
 

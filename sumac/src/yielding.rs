@@ -8,7 +8,11 @@ use crate::registry::Registry;
 ///
 /// ```
 /// use sumac::Yield;
-/// let pool = sumac::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+/// let pool = sumac::ThreadPoolBuilder::new()
+///     .num_threads(1)
+///     .callers_take_part(false) // `install` on the worker: nobody else runs its job
+///     .build()
+///     .unwrap();
 /// let (first, second) = pool.install(|| {
 ///     sumac::spawn(|| ());
 ///     (sumac::yield_now(), sumac::yield_now())
@@ -26,12 +30,17 @@ pub enum Yield {
 
 /// Runs one pending job of the current pool on this thread, if there is one: this
 /// worker's newest pending fork or spawned job, else a job addressed to this worker (a
-/// broadcast), else the oldest job shared with the pool. Returns `None` when called from
-/// outside any pool.
+/// broadcast), else the oldest job shared with the pool. A caller taking part in a call
+/// into the pool runs only its own forks and spawned jobs. Returns `None` when called
+/// from outside any pool.
 ///
 /// ```
 /// use std::sync::atomic::{AtomicBool, Ordering};
-/// let pool = sumac::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+/// let pool = sumac::ThreadPoolBuilder::new()
+///     .num_threads(1)
+///     .callers_take_part(false)
+///     .build()
+///     .unwrap();
 /// let ran = AtomicBool::new(false);
 /// pool.scope(|s| {
 ///     s.spawn(|_| ran.store(true, Ordering::Relaxed));
@@ -53,7 +62,12 @@ pub fn yield_now() -> Option<Yield> {
 ///
 /// ```
 /// use sumac::Yield;
-/// let pool = sumac::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
+/// // (Calls handed to the one worker: nobody else takes its jobs.)
+/// let pool = sumac::ThreadPoolBuilder::new()
+///     .num_threads(1)
+///     .callers_take_part(false)
+///     .build()
+///     .unwrap();
 /// let (sender, receiver) = std::sync::mpsc::channel();
 /// let outside = sender.clone();
 /// let pool = &pool;

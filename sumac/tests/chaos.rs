@@ -451,11 +451,14 @@ struct Counts {
 }
 
 /// Fails the program (with a message that is not an injected panic's) unless the calling
-/// thread is a worker of pool `cur`.
+/// thread is a member of pool `cur`: one of its workers, or a caller from outside taking
+/// part in a call into it (no index, but a member: it has a pending-task count there).
 fn check_on_worker(cx: &Cx, cur: usize) {
-    let index = cx.pools[cur].current_thread_index();
+    let pool = &cx.pools[cur];
+    let index = pool.current_thread_index();
     let on_worker = index.is_some_and(|index| index < cx.threads[cur]);
-    if !on_worker || sumac::current_num_threads() != cx.threads[cur] {
+    let taking_part = index.is_none() && pool.current_thread_has_pending_tasks().is_some();
+    if !(on_worker || taking_part) || sumac::current_num_threads() != cx.threads[cur] {
         panic!(
             "chaos check: expected to run on a worker of pool {cur}, got index {index:?} \
              and current_num_threads {}",
@@ -1203,7 +1206,13 @@ fn a_scope_job_that_panics_while_its_worker_waits_at_a_join_goes_to_the_scope() 
 fn a_broadcast_that_panics_on_a_worker_waiting_at_a_join_goes_to_its_caller() {
     quiet_injected_panics();
     for round in 0..30 {
-        let pool = Arc::new(chaos_pool(2));
+        // `install` must run on a worker (the broadcast addresses it).
+        let pool = Arc::new(
+            chaos_builder(2, &Arc::default())
+                .callers_take_part(false)
+                .build()
+                .expect("build pool"),
+        );
         let verdict = finishes("the join and the broadcast", move || {
             let owner = AtomicUsize::new(usize::MAX);
             let (b_started, a_done, op_ran_on_owner) = (

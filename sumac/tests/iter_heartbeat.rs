@@ -235,7 +235,13 @@ fn an_expensive_body_is_split_after_the_first_item() {
 
 #[test]
 fn a_one_thread_pool_runs_a_loop_as_one_piece_unless_max_len_says_otherwise() {
-    let pool = pool(1);
+    // On its worker: a caller taking part would be a second member to split for.
+    let pool = sumac::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .heartbeat_interval(Duration::from_micros(1))
+        .callers_take_part(false)
+        .build()
+        .unwrap();
     // Items this expensive make the driver of a bigger pool split after the first item.
     let pieces: Vec<usize> = pool.install(|| {
         (0..50)

@@ -16,12 +16,19 @@ fn join_returns_both_results_on_every_pool_size() {
 }
 
 #[test]
-fn join_outside_any_pool_uses_the_global_pool() {
+fn join_outside_any_pool_runs_on_the_caller_as_part_of_the_global_pool() {
     assert_eq!(fib(18), fib_seq(18));
-    let (a, b) = sumac::join(sumac::current_thread_index, sumac::current_thread_index);
-    assert!(
-        a.is_some() && b.is_some(),
-        "both closures run on global workers"
+    let caller = std::thread::current().id();
+    let (a, _) = sumac::join(|| std::thread::current().id(), || ());
+    assert_eq!(a, caller, "the first closure runs on the calling thread");
+    assert_eq!(sumac::join(sumac::current_thread_index, || 0).0, None);
+    assert_eq!(
+        sumac::join(sumac::current_num_threads, || 0).0,
+        sumac::ThreadPoolBuilder::new()
+            .build()
+            .unwrap()
+            .current_num_threads(),
+        "the global pool's size, one thread per core"
     );
 }
 
@@ -206,9 +213,20 @@ fn stats_count_forks_and_sharing() {
     // fib(20) with a join above 1 performs fib(21) - 1 joins.
     assert_eq!(total.forks, fib_seq(21) - 1);
     assert!(
-        total.shared_jobs_run >= 1,
-        "the installed job itself comes from the queue"
+        delta.callers.forks >= 1,
+        "the installed closure ran on the caller, taking part in the pool"
     );
+    // Handed to a worker instead, the installed job comes from the queue.
+    let handing = sumac::ThreadPoolBuilder::new()
+        .num_threads(2)
+        .callers_take_part(false)
+        .build()
+        .unwrap();
+    let before = handing.stats();
+    handing.install(|| fib(10));
+    let delta = handing.stats().since(&before);
+    assert_eq!(delta.callers, sumac::WorkerStats::default());
+    assert!(delta.total().shared_jobs_run >= 1);
 }
 
 #[test]
@@ -262,7 +280,21 @@ fn join_context_reports_migration_exactly() {
     }
     assert_eq!(mismatches.load(Ordering::Relaxed), 0);
     assert!(migrated > 0, "no closure ever migrated on a 1 µs heartbeat");
-    // From outside any pool, both closures run on the global pool: both migrated.
-    let (a, b) = sumac::join_context(|ctx| ctx.migrated(), |ctx| ctx.migrated());
-    assert!(a && b);
+    // From outside any pool, the caller runs the first closure itself.
+    let (a, _) = sumac::join_context(|ctx| ctx.migrated(), |ctx| ctx.migrated());
+    assert!(!a);
+    // Handed to a worker, both closures run elsewhere.
+    let handing = sumac::ThreadPoolBuilder::new()
+        .num_threads(2)
+        .callers_take_part(false)
+        .build()
+        .unwrap();
+    let caller = std::thread::current().id();
+    let (a, b) = handing.install(|| {
+        let here = std::thread::current().id();
+        assert_ne!(here, caller);
+        sumac::join_context(|ctx| ctx.migrated(), |ctx| ctx.migrated())
+    });
+    assert!(!a, "relative to the worker that called join_context");
+    let _ = b;
 }

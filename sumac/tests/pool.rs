@@ -30,9 +30,12 @@ fn zero_threads_means_one_per_core() {
 
 #[test]
 fn thread_names_and_indices() {
+    // Calls handed to a worker (callers taking part run on their own thread, see
+    // `callers_take_part_runs_install_on_the_calling_thread`).
     let pool = ThreadPoolBuilder::new()
         .num_threads(3)
         .thread_name(|i| format!("test-worker-{i}"))
+        .callers_take_part(false)
         .build()
         .unwrap();
     let (name, index) = pool.install(|| {
@@ -345,7 +348,12 @@ fn yielding_runs_pending_jobs_and_keeps_results() {
     // Outside any pool, and on a worker of another pool.
     assert_eq!(sumac::yield_now(), None);
     assert_eq!(sumac::yield_local(), None);
-    let other = common::stress_pool(1);
+    let other = sumac::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .heartbeat_interval(std::time::Duration::from_micros(1))
+        .callers_take_part(false)
+        .build()
+        .unwrap();
     assert_eq!(other.install(|| pool.yield_now()), None);
     assert_eq!(
         other.install(|| other.yield_local()),
@@ -600,4 +608,75 @@ fn breadth_first_is_accepted() {
         .build()
         .unwrap();
     assert_eq!(pool.install(|| fib(14)), fib_seq(14));
+}
+
+/// A thread outside the pool runs `install` itself, taking part in the pool: the
+/// caller's thread, stack and thread-locals, no worker index; the pool's size, and its
+/// workers take forks the caller shares. With `callers_take_part(false)` the call runs
+/// on a worker, as in Rayon.
+#[test]
+fn callers_take_part_runs_install_on_the_calling_thread() {
+    thread_local! {
+        static MARK: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+    }
+    MARK.with(|mark| mark.set(7));
+    let caller = std::thread::current().id();
+    let pool = common::stress_pool(3);
+    let (thread, mark, index, threads) = pool.install(|| {
+        (
+            std::thread::current().id(),
+            MARK.with(std::cell::Cell::get),
+            sumac::current_thread_index(),
+            sumac::current_num_threads(),
+        )
+    });
+    assert_eq!((thread, mark, index, threads), (caller, 7, None, 3));
+    assert_eq!(pool.current_thread_index(), None);
+    assert_eq!(
+        pool.install(|| pool.current_thread_has_pending_tasks()),
+        Some(false)
+    );
+    // Its forks reach the workers (a 1 µs heartbeat shares them).
+    let other_threads = pool.install(|| {
+        let seen = std::sync::Mutex::new(std::collections::HashSet::new());
+        for _ in 0..1000 {
+            common::fib(12);
+            sumac::join(
+                || std::thread::sleep(std::time::Duration::from_micros(200)),
+                || {
+                    seen.lock().unwrap().insert(std::thread::current().id());
+                },
+            );
+            if seen.lock().unwrap().iter().any(|&id| id != caller) {
+                break;
+            }
+        }
+        seen.into_inner().unwrap()
+    });
+    assert!(
+        other_threads.iter().any(|&id| id != caller),
+        "no fork of the caller ever ran on a worker"
+    );
+    let handing = ThreadPoolBuilder::new()
+        .num_threads(3)
+        .callers_take_part(false)
+        .build()
+        .unwrap();
+    let (thread, mark, index) = handing.install(|| {
+        (
+            std::thread::current().id(),
+            MARK.with(std::cell::Cell::get),
+            sumac::current_thread_index(),
+        )
+    });
+    assert_ne!(thread, caller);
+    assert_eq!(mark, 0);
+    assert!(index.is_some_and(|index| index < 3));
+    // A pool with a stack size of its own runs calls on its workers.
+    let big_stacks = ThreadPoolBuilder::new()
+        .num_threads(2)
+        .stack_size(4 << 20)
+        .build()
+        .unwrap();
+    assert!(big_stacks.install(sumac::current_thread_index).is_some());
 }

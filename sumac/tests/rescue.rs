@@ -305,7 +305,13 @@ fn the_items_after_a_long_one_are_split_apart_before_any_runs() {
     // wait for each other: they meet only if the rest was halved down to single items
     // at once, rather than each half running its own first item before splitting on.
     let threads = 4;
-    let pool = pool_with_heartbeat(threads, Duration::from_micros(100));
+    // `install` on a worker, so that the pool has exactly `threads` members.
+    let pool = sumac::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .heartbeat_interval(Duration::from_micros(100))
+        .callers_take_part(false)
+        .build()
+        .unwrap();
     for round in 0..3 {
         let started = AtomicUsize::new(0);
         let release = AtomicBool::new(false);

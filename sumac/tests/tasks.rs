@@ -54,10 +54,22 @@ fn tasks_run_on_the_workers_of_their_pool() {
         .spawn_future(async { std::thread::current().name().map(str::to_owned) })
         .join();
     assert!(name.unwrap().starts_with("tasks-"));
-    // Spawned from a worker, a task goes to that worker's pool.
-    let index =
-        pool.install(|| sumac::spawn_future(async { sumac::current_thread_index() }).join());
-    assert!(index.is_some());
+    // Spawned inside `install`, a task goes to that pool (its caller, taking part in
+    // the pool, may run it itself while it joins it).
+    let threads =
+        pool.install(|| sumac::spawn_future(async { sumac::current_num_threads() }).join());
+    assert_eq!(threads, 2);
+    // Spawned from a worker, it runs on a worker.
+    let index = pool.install(|| {
+        sumac::spawn(|| ());
+        let (sender, receiver) = std::sync::mpsc::channel();
+        sumac::spawn(move || {
+            let index = sumac::spawn_future(async { sumac::current_thread_index() }).join();
+            sender.send(index).unwrap();
+        });
+        receiver
+    });
+    assert!(index.recv().unwrap().is_some());
 }
 
 #[test]

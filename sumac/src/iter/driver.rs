@@ -296,6 +296,8 @@ where
     let poll = LoopPoll::current();
     let thresholds = clock::loop_ticks();
     let mut last = clock::ticks();
+    // A guest's piece asks for the heartbeat once, when it has lasted.
+    let mut guest_start = poll.guest.then_some(last);
     // Clock ticks per item of the last block, in 1/1024ths (0 until a block was timed).
     let mut ticks_per_item_1024 = 0u64;
     let mut timed_a_block = false;
@@ -353,6 +355,10 @@ where
                 0
             };
             return split_rest(folded, producer, len, 1, big, levels);
+        }
+        if guest_start.is_some_and(|start| thresholds.is_long_item(now.wrapping_sub(start))) {
+            guest_start = None;
+            poll.guest_lasts();
         }
         block = thresholds.next_block(block, ticks);
         last = now;
@@ -420,6 +426,8 @@ pub(crate) struct LoopPoll {
     flag: NonNull<AtomicBool>,
     mechanisms: Mechanisms,
     forced_splits: u32,
+    /// The loop runs on a guest (a thread outside the pool taking part in one call).
+    guest: bool,
     _not_send: PhantomData<*const ()>,
 }
 
@@ -433,12 +441,14 @@ impl LoopPoll {
                 flag: NonNull::from(&worker.shared().heartbeat),
                 mechanisms: worker.mechanisms,
                 forced_splits: worker.registry().forced_splits,
+                guest: worker.guest,
                 _not_send: PhantomData,
             },
             None => LoopPoll {
                 flag: NonNull::from(&NEVER),
                 mechanisms: Mechanisms::default(),
                 forced_splits: 0,
+                guest: false,
                 _not_send: PhantomData,
             },
         }
@@ -466,6 +476,16 @@ impl LoopPoll {
         // SAFETY: a non-null thread-local pointer refers to this thread's live worker.
         if let Some(worker) = unsafe { WorkerThread::current().as_ref() } {
             worker.poll_heartbeat();
+        }
+    }
+
+    /// A loop on a guest has lasted: the heartbeat thread must run for its pieces to be
+    /// shared (see `Registry::guest_needs_heartbeat`).
+    #[cold]
+    fn guest_lasts(&self) {
+        // SAFETY: a non-null thread-local pointer refers to this thread's live worker.
+        if let Some(worker) = unsafe { WorkerThread::current().as_ref() } {
+            worker.registry().guest_needs_heartbeat();
         }
     }
 
