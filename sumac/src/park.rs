@@ -7,6 +7,10 @@
 //!   sleep protocol when there are none, so a pool never deadlocks because one of its
 //!   workers waits for a job of the same pool (rayon #835's scope with a producer and a
 //!   consumer on a one-thread pool). It is woken through its pool;
+//! - a **caller taking part** in a pool (a guest, see `registration`) runs nothing while
+//!   it waits here: the pool's workers take its spawned jobs. A job it ran could serve
+//!   another thread's waiter first and then block itself above this wait, burying it
+//!   (a receiver under a sender of the same channel);
 //! - a **plain thread** (outside every pool) parks; it is woken with `Thread::unpark`.
 //!
 //! # The rule that makes wake-ups never lost
@@ -83,7 +87,6 @@ impl Unparker {
     }
 
     /// Whether both wake the same waiter.
-    #[allow(dead_code)] // for task graphs
     pub(crate) fn same_waiter(&self, other: &Unparker) -> bool {
         match (&self.target, &other.target) {
             (
@@ -111,7 +114,9 @@ pub(crate) fn on_worker() -> bool {
 pub(crate) fn park_until(done: impl Fn() -> bool) {
     // SAFETY: a non-null thread-local pointer refers to this thread's live worker.
     match unsafe { WorkerThread::current().as_ref() } {
-        Some(worker) => worker.wait_until(done),
+        Some(worker) => {
+            worker.wait_blocked(done, None);
+        }
         None => {
             while !done() {
                 thread::park();
@@ -124,7 +129,7 @@ pub(crate) fn park_until(done: impl Fn() -> bool) {
 pub(crate) fn park_until_deadline(done: impl Fn() -> bool, deadline: Instant) -> bool {
     // SAFETY: a non-null thread-local pointer refers to this thread's live worker.
     match unsafe { WorkerThread::current().as_ref() } {
-        Some(worker) => worker.wait_until_deadline(done, deadline),
+        Some(worker) => worker.wait_blocked(done, Some(deadline)),
         None => loop {
             if done() {
                 return true;

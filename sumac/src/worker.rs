@@ -372,14 +372,21 @@ impl WorkerThread {
     /// makes `done` true wakes it. Wanting work does not make it count as idle: the
     /// workers' sharing decisions are for workers.
     fn wait_as_guest(&self, done: &impl Fn() -> bool) {
-        self.wait_as_guest_until(done, None);
+        self.wait_as_guest_until(done, None, true);
     }
 
     /// [`wait_as_guest`](Self::wait_as_guest), giving up at `deadline`: returns whether
-    /// `done()` held.
-    fn wait_as_guest_until(&self, done: &impl Fn() -> bool, deadline: Option<Instant>) -> bool {
+    /// `done()` held. With `runs_jobs` false the guest runs nothing meanwhile (the
+    /// workers take its spawned jobs from its deques).
+    fn wait_as_guest_until(
+        &self,
+        done: &impl Fn() -> bool,
+        deadline: Option<Instant>,
+        runs_jobs: bool,
+    ) -> bool {
         // The guest waits for someone: the heartbeat must run for them to share.
         self.registry.guest_needs_heartbeat();
+        let has_work = || runs_jobs && !self.spawned.is_empty();
         loop {
             if done() {
                 return true;
@@ -387,24 +394,43 @@ impl WorkerThread {
             if deadline.is_some_and(|deadline| Instant::now() >= deadline) {
                 return false;
             }
-            if self.run_pending_job(false) {
+            if runs_jobs && self.run_pending_job(false) {
                 continue;
             }
             let start = Instant::now();
             let spin = policy::spin_limit(self.registry.heartbeat_interval, self.mechanisms);
-            while !done() && self.spawned.is_empty() && start.elapsed() < spin {
+            while !done() && !has_work() && start.elapsed() < spin {
                 for _ in 0..SPIN_ROUNDS {
                     std::hint::spin_loop();
                 }
             }
-            if done() || !self.spawned.is_empty() {
+            if done() || has_work() {
                 continue;
             }
             self.registry.queues.sleep.sleep_private(
                 self.index,
-                || !done() && self.spawned.is_empty(),
+                || !done() && !has_work(),
                 deadline,
             );
+        }
+    }
+
+    /// A wait in a blocking primitive (a channel, a oneshot, `block_on`, a task graph's
+    /// wait), until `done()` holds or `deadline` passes: returns whether `done()` held.
+    ///
+    /// A worker runs the pool's jobs meanwhile, as in [`wait_until`](Self::wait_until),
+    /// so that a pool never deadlocks on a wait that only its own jobs can end. A guest
+    /// runs none: a job it ran could end the wait's condition for another thread and
+    /// then wait itself for this frame, which it buries (a rendezvous receiver with a
+    /// sender nested above it); the pool's workers run the guest's spawned jobs instead.
+    pub(crate) fn wait_blocked(&self, done: impl Fn() -> bool, deadline: Option<Instant>) -> bool {
+        match (self.guest, deadline) {
+            (true, _) => self.wait_as_guest_until(&done, deadline, false),
+            (false, Some(deadline)) => self.wait_until_deadline(done, deadline),
+            (false, None) => {
+                self.wait_until(done);
+                true
+            }
         }
     }
 
@@ -412,7 +438,7 @@ impl WorkerThread {
     /// `done()` held.
     pub(crate) fn wait_until_deadline(&self, done: impl Fn() -> bool, deadline: Instant) -> bool {
         if self.guest {
-            return self.wait_as_guest_until(&done, Some(deadline));
+            return self.wait_as_guest_until(&done, Some(deadline), true);
         }
         let mut idled = false;
         let finished = loop {

@@ -436,6 +436,34 @@ fn a_one_thread_scope_body_receives_from_the_jobs_it_spawned() {
     }
 }
 
+/// A worker blocked in a send runs other senders meanwhile, whose sends block above it
+/// on the same stack, while the caller (a guest, running no jobs in its wait) receives:
+/// each notification must go to the newest of the worker's senders (the only one able
+/// to retry), never to one buried below it.
+#[test]
+fn nested_blocked_senders_on_one_worker_are_woken_newest_first() {
+    let pool = sumac::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .unwrap();
+    let sum = finishes("nested senders", move || {
+        let mut total = 0;
+        for _ in 0..50 {
+            let (sender, receiver) = channel::<usize>(Some(1));
+            total += pool.scope(|s| {
+                for i in 0..20 {
+                    let sender = sender.clone();
+                    s.spawn(move |_| sender.send(i).unwrap());
+                }
+                drop(sender);
+                receiver.iter().sum::<usize>()
+            });
+        }
+        total
+    });
+    assert_eq!(sum, 50 * 190);
+}
+
 /// A one-thread pool whose scope spawns a producer and a consumer finishes: the
 /// consumer (run first) waits, and its worker runs the producer meanwhile.
 #[test]

@@ -445,9 +445,9 @@ fn a_task_waits_for_another_task_even_on_a_one_thread_pool() {
             })
             .unwrap()
     };
-    // The waiter is readied first and runs first; it must let `set` run meanwhile.
-    graph.ready(&[waiter]).unwrap();
-    graph.ready(&[set]).unwrap();
+    // Readied together (readied apart, the waiter could see nothing left to run and
+    // report a stall); whichever runs first, the wait must let `set` run.
+    graph.ready(&[waiter, set]).unwrap();
     finishes("wait inside a task", move || graph.wait_all().unwrap());
 }
 
@@ -978,17 +978,19 @@ fn a_wait_that_can_never_finish_is_reported_as_stalled() {
         let never = graph.create(|_| ()).unwrap();
         let waiter = graph
             .create(move |t| {
-                assert!(matches!(
-                    t.graph().wait(never),
-                    Err(WaitError::Stalled { .. })
-                ));
+                let waited = t.graph().wait(never);
+                assert!(
+                    matches!(waited, Err(WaitError::Stalled { .. })),
+                    "{waited:?}"
+                );
             })
             .unwrap();
         graph.ready(&[waiter]).unwrap();
-        assert!(matches!(
-            graph.wait_all(),
-            Err(WaitError::Stalled { unfinished: 1 })
-        ));
+        let waited = graph.wait_all();
+        assert!(
+            matches!(waited, Err(WaitError::Stalled { unfinished: 1 })),
+            "{waited:?}"
+        );
         graph.ready(&[never]).unwrap();
         graph.wait_all().unwrap();
     });

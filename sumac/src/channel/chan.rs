@@ -298,9 +298,8 @@ impl<T> Chan<T> {
             }
         }
         let signal = ThreadSignal::for_current_thread();
-        let waker = Waker::from(Arc::clone(&signal));
         loop {
-            let key = list.register(waker.clone(), false);
+            let key = list.register_blocking(&signal);
             if let Some(answer) = attempt() {
                 // Done; a notification that reached us meanwhile was for the progress
                 // we just consumed, or for one another waiter also got.

@@ -47,6 +47,8 @@ pub(crate) struct Key(u64);
 struct Entry {
     key: Key,
     waker: Waker,
+    /// The thread of a blocking operation (`None` for an async task's waker).
+    thread: Option<Unparker>,
     /// A `Select` watching several channels: woken by every notification, and owning
     /// none of them.
     observer: bool,
@@ -78,12 +80,24 @@ impl WaitList {
     /// Registers `waker`; the caller must retry its operation afterwards (see the module
     /// documentation).
     pub(crate) fn register(&self, waker: Waker, observer: bool) -> Key {
+        self.register_entry(waker, None, observer)
+    }
+
+    /// Registers the blocking operation of the thread `signal` wakes; the caller must
+    /// retry its operation afterwards.
+    pub(crate) fn register_blocking(&self, signal: &Arc<ThreadSignal>) -> Key {
+        let waker = Waker::from(Arc::clone(signal));
+        self.register_entry(waker, Some(signal.unparker.clone()), false)
+    }
+
+    fn register_entry(&self, waker: Waker, thread: Option<Unparker>, observer: bool) -> Key {
         let mut state = sync::lock(&self.state);
         let key = Key(state.next_key);
         state.next_key += 1;
         state.entries.push_back(Entry {
             key,
             waker,
+            thread,
             observer,
         });
         self.waiting.store(state.entries.len(), Ordering::SeqCst);
@@ -165,10 +179,12 @@ impl WaitList {
             while index < state.entries.len() {
                 let entry = &state.entries[index];
                 if entry.observer || regular_left > 0 {
+                    let mut taken = index;
                     if !entry.observer {
                         regular_left -= 1;
+                        taken = newest_of_same_thread(&state.entries, index);
                     }
-                    let entry = state.entries.remove(index).expect("index is in range");
+                    let entry = state.entries.remove(taken).expect("index is in range");
                     if first.is_none() {
                         first = Some(entry.waker);
                     } else {
@@ -187,6 +203,23 @@ impl WaitList {
             waker.wake();
         }
     }
+}
+
+/// The entry to notify in place of the regular entry at `index`: the newest regular
+/// entry of the same thread. A worker's blocking waits nest (it runs jobs while it
+/// waits, and they may block too), so of its entries only the newest belongs to an
+/// operation able to retry now; one below it would own the notification while buried.
+fn newest_of_same_thread(entries: &VecDeque<Entry>, index: usize) -> usize {
+    let Some(thread) = &entries[index].thread else {
+        return index;
+    };
+    (index + 1..entries.len())
+        .rev()
+        .find(|&at| {
+            let entry = &entries[at];
+            !entry.observer && entry.thread.as_ref().is_some_and(|t| t.same_waiter(thread))
+        })
+        .unwrap_or(index)
 }
 
 /// The waker of a blocked thread or worker: sets `notified`, then unparks it.

@@ -36,8 +36,9 @@
 //! `unfinished` counts created tasks not yet finished. Runners count what they finish
 //! locally and subtract it in batches, always before they leave, so `wait_all` sees zero
 //! once they are idle. A graph is *stalled* when tasks are unfinished but no runner or
-//! helper is active and no channel holds a ready task: nothing inside the graph can make
-//! progress. Waiters register in `waiters`; every event that may end a wait (a finished
+//! helper is active, no channel holds a ready task, and no task that waits (having lent
+//! its runner's place) waits for a task already finished (it is about to resume): nothing
+//! inside the graph can make progress. Waiters register in `waiters`; every event that may end a wait (a finished
 //! task while someone waits for one, the last runner leaving, the count reaching zero, a
 //! push to a dedicated channel) wakes them after making its change, and they re-check.
 //!
@@ -159,6 +160,13 @@ pub(crate) enum Executor {
     Model(loom::sync::Arc<loom::sync::atomic::AtomicUsize>),
 }
 
+/// A thread blocked in [`Graph::wait_all`] or [`Graph::wait`].
+struct Waiter {
+    unparker: Unparker,
+    /// The task waited for, if a task waits (its runner's place lent meanwhile).
+    for_task: Option<(usize, u32)>,
+}
+
 /// The first panic and the cancelled tasks since the last report.
 #[derive(Default)]
 struct FailureLog {
@@ -204,7 +212,7 @@ pub struct Graph<'a> {
     waiting: CachePadded<AtomicUsize>,
     /// Registered waiters for one task ([`Graph::wait`]): every finished task wakes them.
     task_waiters: AtomicUsize,
-    waiters: Mutex<Vec<Unparker>>,
+    waiters: Mutex<Vec<Waiter>>,
     failed: AtomicBool,
     failures: Mutex<FailureLog>,
     cancelling: AtomicBool,
@@ -1478,36 +1486,51 @@ impl<'a> Graph<'a> {
 
     #[cold]
     fn wake_waiters(&self) {
-        let waiters = crate::sync::lock(&self.waiters);
-        for waiter in waiters.iter() {
+        // Unparked outside the lock: a waiter evaluates `stalled` (which takes it) under
+        // its pool's sleep lock, which an unpark takes.
+        let waiters: Vec<Unparker> = crate::sync::lock(&self.waiters)
+            .iter()
+            .map(|waiter| waiter.unparker.clone())
+            .collect();
+        for waiter in waiters {
             waiter.unpark();
         }
     }
 
     /// Blocks (or, on a worker, runs the pool's jobs) until `done()`; every event that
     /// may make it true wakes registered waiters.
-    fn wait_until(&self, done: impl Fn() -> bool) {
+    /// `for_task` is the task waited for by a task that lent its runner's place.
+    fn wait_until(&self, for_task: Option<(usize, u32)>, done: impl Fn() -> bool) {
         if done() {
             return;
         }
         let me = Unparker::for_current_thread();
-        crate::sync::lock(&self.waiters).push(me.clone());
+        crate::sync::lock(&self.waiters).push(Waiter {
+            unparker: me.clone(),
+            for_task,
+        });
         self.waiting.fetch_add(1, Ordering::SeqCst);
         park::park_until(&done);
         self.waiting.fetch_sub(1, Ordering::SeqCst);
         let mut waiters = crate::sync::lock(&self.waiters);
-        if let Some(at) = waiters.iter().position(|w| w.same_waiter(&me)) {
+        if let Some(at) = waiters.iter().position(|w| w.unparker.same_waiter(&me)) {
             waiters.swap_remove(at);
         }
     }
 
     /// Whether no task can make progress: tasks are unfinished, but no runner or helper
-    /// is active and no channel holds a ready task.
+    /// is active, no channel holds a ready task, and no waiting task's wait is over (it
+    /// resumes its runner once it notices).
     fn stalled(&self) -> bool {
         self.unfinished.load(Ordering::SeqCst) != 0
             && self.sched.load(Ordering::SeqCst) / RUNNER == 0
             && self.helpers.load(Ordering::SeqCst) == 0
             && self.channels.iter().all(|channel| channel.looks_empty())
+            && !crate::sync::lock(&self.waiters).iter().any(|waiter| {
+                waiter
+                    .for_task
+                    .is_some_and(|(index, generation)| self.finished(index, generation))
+            })
     }
 
     fn inside_own_task(&self) -> bool {
@@ -1531,6 +1554,9 @@ impl<'a> Graph<'a> {
         if self.finished(index, id.generation) {
             return Ok(());
         }
+        // Counted before the runner's place is lent: a stall seen meanwhile would count
+        // this task.
+        self.task_waiters.fetch_add(1, Ordering::SeqCst);
         // A task that waits lends its runner's place, so that another runner may start.
         let lending = self.inside_own_runner();
         if lending {
@@ -1541,12 +1567,14 @@ impl<'a> Graph<'a> {
             }
             self.lend_runner();
         }
-        self.task_waiters.fetch_add(1, Ordering::SeqCst);
-        self.wait_until(|| self.finished(index, id.generation) || self.stalled());
-        self.task_waiters.fetch_sub(1, Ordering::SeqCst);
+        self.wait_until(Some((index, id.generation)), || {
+            self.finished(index, id.generation) || self.stalled()
+        });
+        // The runner's place back first: a stall seen meanwhile would count this task.
         if lending {
             self.sched.fetch_add(RUNNER, Ordering::AcqRel);
         }
+        self.task_waiters.fetch_sub(1, Ordering::SeqCst);
         if self.finished(index, id.generation) {
             Ok(())
         } else {
@@ -1633,7 +1661,12 @@ impl<'a> Graph<'a> {
         if self.inside_own_task() {
             return Err(WaitError::InsideTask);
         }
-        let done = || self.unfinished.load(Ordering::SeqCst) == 0 || self.stalled();
+        // Tasks waiting in a stalled graph see the stall too and return: report it once
+        // they did, so that the count is of the tasks that never run.
+        let done = || {
+            self.unfinished.load(Ordering::SeqCst) == 0
+                || (self.stalled() && self.task_waiters.load(Ordering::SeqCst) == 0)
+        };
         loop {
             if self.cancelling.load(Ordering::SeqCst) {
                 // Nobody may serve the dedicated channels: finish their cancelled tasks.
@@ -1653,7 +1686,7 @@ impl<'a> Graph<'a> {
                     .iter()
                     .any(|channel| !channel.looks_empty())
             };
-            self.wait_until(|| {
+            self.wait_until(None, || {
                 done()
                     || serving.is_some_and(|channel| !self.channels[channel].looks_empty())
                     || (cancelling() && dedicated_ready())
@@ -1840,7 +1873,7 @@ impl<'a> Graph<'a> {
         // run, and what it runs after this is cancelled (the closures are gone by then).
         let own_runner = self.inside_own_runner() as usize;
         let own_helper = (self.inside_own_task() && own_runner == 0) as usize;
-        self.wait_until(|| {
+        self.wait_until(None, || {
             self.sched.load(Ordering::SeqCst) / RUNNER == own_runner
                 && self.helpers.load(Ordering::SeqCst) == own_helper
         });
