@@ -75,6 +75,11 @@ pub struct Common {
     /// Testing aid: corrupt every non-seq result, to exercise the mismatch check (exit 1).
     #[arg(long, global = true, hide = true)]
     pub inject_mismatch: bool,
+    /// Time each run of sumac and Rayon as one call into the pool from the measuring
+    /// thread, outside the pool, the way `main` calls a parallel iterator on the global
+    /// pool (the default times every run inside one `install`).
+    #[arg(long, global = true)]
+    pub from_main: bool,
     /// Seed for random inputs (random trees, matrices, vectors).
     #[arg(long, global = true, value_name = "SEED", default_value_t = 42)]
     pub seed: u64,
@@ -89,6 +94,8 @@ pub enum Command {
     Fib(FibArgs),
     /// Write 42 into every element of a Vec<u64> (parallel for, memory bound).
     Iota(LenArgs),
+    /// Add one to every element of a Vec<usize> (rayon-demo's increment_all).
+    Increment(IncrementArgs),
     /// Parallel for with very irregular items: fib(10 + ((i - 10) mod (limit - 10))).
     ForIrregular(IrregularArgs),
     /// LU factorisation of a random matrix, rows below each pivot in parallel.
@@ -157,6 +164,17 @@ pub struct LenArgs {
     /// Number of elements.
     #[arg(long, value_name = "N", default_value_t = 1_000_000)]
     pub len: u64,
+}
+
+/// `increment` flags.
+#[derive(Args, Debug)]
+pub struct IncrementArgs {
+    /// Number of elements.
+    #[arg(long, value_name = "N", default_value_t = 102_400)]
+    pub len: u64,
+    /// Run the loop under `with_min_len(usize::MAX)`: one piece that never splits.
+    #[arg(long)]
+    pub unsplit: bool,
 }
 
 /// `for-irregular` flags.

@@ -47,6 +47,10 @@ pub struct Plan {
     /// takes longer than [`PAIR_BELOW_NS`] (the applications, whose ratios are
     /// targets: on a shared machine only paired samples compare like with like).
     pub pair_long_runs: bool,
+    /// Time each run of sumac and Rayon as one call into the pool from the measuring
+    /// thread, outside the pool (`--from-main`), rather than every run inside one
+    /// `install`.
+    pub from_main: bool,
 }
 
 impl Plan {
@@ -231,7 +235,10 @@ pub fn run_experiment<W: Workload>(
                         threads,
                         param,
                         min_len,
-                        &settings.measure,
+                        &MeasureConfig {
+                            from_main: plan.from_main,
+                            ..settings.measure.clone()
+                        },
                         sampling,
                         &progress,
                         settings.trace,

@@ -431,6 +431,55 @@ impl<W: Workload> Target for Bound<'_, '_, '_, W> {
     }
 }
 
+/// A target whose every run is one call into a pool from the measuring thread
+/// (`--from-main`): `enter` makes the call, with the inner target's run as its closure.
+struct CallPerRun<E, T> {
+    enter: E,
+    inner: T,
+}
+
+impl<E, T> Target for CallPerRun<E, T>
+where
+    E: FnMut(&mut dyn FnMut() -> u64) -> u64,
+    T: Target,
+{
+    const NEEDS_RESET: bool = T::NEEDS_RESET;
+    fn reset(&mut self) {
+        self.inner.reset();
+    }
+    #[inline(never)]
+    fn run(&mut self) -> u64 {
+        let inner = &mut self.inner;
+        (self.enter)(&mut || inner.run())
+    }
+    fn run_reference(&mut self) -> u64 {
+        self.inner.run_reference()
+    }
+    fn check(&self, out: u64) -> u64 {
+        self.inner.check(out)
+    }
+}
+
+/// A run handed to a pool's `install` (which requires `Send`).
+struct SendRun<'a>(&'a mut dyn FnMut() -> u64);
+
+// SAFETY: `install` runs the closure while the calling thread waits for it (or on the
+// calling thread itself), so nothing it borrows is used by two threads at once; the
+// contexts of the runs handed over this way (`Ctx::Sumac`, `Ctx::Rayon`) hold no data
+// tied to a thread.
+unsafe impl Send for SendRun<'_> {}
+
+impl<'a> SendRun<'a> {
+    /// The closure to hand to `install` (a method, so that the closure captures the
+    /// whole `Send` wrapper rather than its field).
+    fn into_fn(self) -> impl FnOnce() -> u64 + Send + 'a {
+        move || {
+            let run = self;
+            (run.0)()
+        }
+    }
+}
+
 /// Times `workload` with parameter `param` under `imp` at `threads` threads,
 /// timing inside the pool so one cross-thread hand-off does not dominate tiny runs.
 /// `min_len` is the Rayon split size (1 = default); `sampling` says whether `seq` is
@@ -487,6 +536,12 @@ pub fn run_impl<W: Workload>(
             let mut out = with_pool_set(PoolRef::Sumac(p), || {
                 if workload.starts_outside_pool() {
                     measure(cfg, progress, &mut bind(state, Ctx::Sumac), sampling)
+                } else if cfg.from_main {
+                    let mut calls = CallPerRun {
+                        enter: |run: &mut dyn FnMut() -> u64| p.install(SendRun(run).into_fn()),
+                        inner: bind(state, Ctx::Sumac),
+                    };
+                    measure(cfg, progress, &mut calls, sampling)
                 } else {
                     p.install(|| measure(cfg, progress, &mut bind(state, Ctx::Sumac), sampling))
                 }
@@ -508,6 +563,12 @@ pub fn run_impl<W: Workload>(
                         &mut bind(state, Ctx::Rayon { min_len }),
                         sampling,
                     )
+                } else if cfg.from_main {
+                    let mut calls = CallPerRun {
+                        enter: |run: &mut dyn FnMut() -> u64| p.install(SendRun(run).into_fn()),
+                        inner: bind(state, Ctx::Rayon { min_len }),
+                    };
+                    measure(cfg, progress, &mut calls, sampling)
                 } else {
                     p.install(|| {
                         measure(

@@ -89,6 +89,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
     }
     let headline = matches!(cli.command, None | Some(Command::Headline));
     let sel = Selection {
+        from_main: common.from_main,
         impls,
         strict: !(headline || is_suite),
         threads,
@@ -173,6 +174,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
             warmup: Duration::from_millis(common.warmup_ms.unwrap_or(defaults.warmup_ms)),
             min_sample: Duration::from_millis(1),
             sampling_budget: defaults.sampling_budget,
+            from_main: false,
         },
         progress: !common.quiet,
         trace: common.trace.is_some(),
@@ -301,6 +303,9 @@ fn build_specs(
         Some(Command::Threadring(a)) => vec![specs::threadring(positive("--n", a.n)?, sel)?],
         Some(Command::Oneshot(a)) => vec![specs::oneshot(positive("--rounds", a.rounds)?, sel)?],
         Some(Command::Iota(a)) => vec![specs::iota(positive("--len", a.len)?, sel)?],
+        Some(Command::Increment(a)) => {
+            vec![specs::increment(positive("--len", a.len)?, a.unsplit, sel)?]
+        }
         Some(Command::ForIrregular(a)) => {
             vec![specs::for_irregular(
                 positive("--len", a.len)?,

@@ -19,6 +19,9 @@ pub struct MeasureConfig {
     /// Stop sampling early (after at least [`MIN_SAMPLES_UNDER_BUDGET`]) once the
     /// samples took this long (the suite's time budget).
     pub sampling_budget: Option<Duration>,
+    /// Time each run of a pool's implementation as one call into the pool from the
+    /// measuring thread (see `Plan::from_main`).
+    pub from_main: bool,
 }
 
 /// Fewest samples kept when a sampling budget cuts a run short.
@@ -262,6 +265,7 @@ mod tests {
             warmup: Duration::from_millis(2),
             min_sample: Duration::from_micros(100),
             sampling_budget: None,
+            from_main: false,
         };
         let mut target = Counting {
             runs: 0,

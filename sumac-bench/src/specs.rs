@@ -13,7 +13,7 @@ use crate::workloads::graph::{
     Bikeshed, CostOf, Shape as GraphShape, ShapeWorkload, TaskCost, Variant,
 };
 use crate::workloads::knucleotide::KNucleotide;
-use crate::workloads::loops::{ForIrregular, Iota, Lu, Matmul, SumSquares};
+use crate::workloads::loops::{ForIrregular, Increment, Iota, Lu, Matmul, SumSquares};
 use crate::workloads::ring::MessageBench;
 use crate::workloads::sort::{Sort, SortKind};
 use crate::workloads::spawn::{Spawn, SpawnShape};
@@ -47,6 +47,8 @@ pub struct Selection {
     pub threads: Vec<usize>,
     /// Seed for random inputs.
     pub seed: u64,
+    /// Time each run as a call from outside the pool (`--from-main`).
+    pub from_main: bool,
 }
 
 /// Fills in `plan.impls` from the selection and wraps the workload builder.
@@ -86,6 +88,11 @@ fn make<W: Workload + 'static>(
         }
     };
     plan.threads = sel.threads.clone();
+    if sel.from_main {
+        plan.from_main = true;
+        plan.id.push_str("-from-main");
+        plan.title.push_str(", each run a call from main");
+    }
     Ok(Spec {
         plan,
         runner: Box::new(move |plan, settings| run_experiment(&build(), plan, settings)),
@@ -124,6 +131,7 @@ fn base(id: String, bench: &str, title: String, size: u64, unit: &'static str, u
         threads: Vec::new(),
         sweep_metric: SweepMetric::TimePerUnit,
         pair_long_runs: false,
+        from_main: false,
     }
 }
 
@@ -198,6 +206,31 @@ pub fn iota(len: u64, sel: &Selection) -> Result<Spec, FlagError> {
         len,
     );
     make(plan, sel, move || Iota::new(len as usize))
+}
+
+/// increment over `len` elements (`unsplit`: under `with_min_len(usize::MAX)`).
+pub fn increment(len: u64, unsplit: bool, sel: &Selection) -> Result<Spec, FlagError> {
+    let plan = base(
+        format!(
+            "increment-{}{}",
+            si(len),
+            if unsplit { "-unsplit" } else { "" }
+        ),
+        "increment",
+        format!(
+            "increment, {} usizes{}",
+            fmt_count(len),
+            if unsplit {
+                ", with_min_len(usize::MAX)"
+            } else {
+                ""
+            }
+        ),
+        len,
+        "element",
+        len,
+    );
+    make(plan, sel, move || Increment::new(len as usize, unsplit))
 }
 
 /// for-irregular with `len` iterations and `limit`.
@@ -366,6 +399,7 @@ pub fn knucleotide(n: u64, print: bool, sel: &Selection) -> Result<Spec, FlagErr
     );
     let plan = Plan {
         pair_long_runs: true,
+        from_main: false,
         ..plan
     };
     make(plan, sel, move || {

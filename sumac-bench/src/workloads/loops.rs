@@ -74,6 +74,13 @@ macro_rules! par_kernels {
                 v.par_iter_mut().with_min_len(min_len).for_each(|x| *x = 42);
             }
 
+            /// Adds one to every element (rayon-demo's `increment_all`).
+            pub fn increment(v: &mut [usize], min_len: usize) {
+                v.par_iter_mut()
+                    .with_min_len(min_len)
+                    .for_each(|p| *p = p.wrapping_add(1));
+            }
+
             /// Sum of `irregular_item(i)` for `i` in `1..=n`.
             pub fn for_irregular(n: usize, limit: u64, min_len: usize) -> u64 {
                 (1..n + 1)
@@ -180,6 +187,51 @@ impl Workload for Iota {
 
     fn check(&self, v: &Vec<u64>, _: u64) -> u64 {
         checksum(v.iter().copied())
+    }
+}
+
+/// increment: add one to every element of a `Vec<usize>` (rayon-demo's
+/// `increment_all`, and the loop of calls from `main` in sumac's issue 25); `unsplit`
+/// runs it under `with_min_len(usize::MAX)`, a loop that never splits.
+pub struct Increment {
+    len: usize,
+    unsplit: bool,
+}
+
+impl Increment {
+    /// A vector of `len` elements; `unsplit`: in one piece.
+    pub fn new(len: usize, unsplit: bool) -> Increment {
+        Increment { len, unsplit }
+    }
+}
+
+impl Workload for Increment {
+    type State = Vec<usize>;
+
+    fn new_state(&self) -> Vec<usize> {
+        (0..self.len).collect()
+    }
+
+    fn reset(&self, v: &mut Vec<usize>) {
+        v.iter_mut().enumerate().for_each(|(i, x)| *x = i);
+    }
+
+    fn supports(imp: Impl) -> bool {
+        loop_supports(imp) && imp != Impl::RayonTuned
+    }
+
+    fn run(&self, ctx: &mut Ctx<'_, '_>, v: &mut Vec<usize>, _: u64) -> u64 {
+        let unsplit = self.unsplit;
+        dispatch!(
+            ctx,
+            v.iter_mut().for_each(|p| *p = p.wrapping_add(1)),
+            |m| increment(v, if unsplit { usize::MAX } else { m })
+        );
+        0
+    }
+
+    fn check(&self, v: &Vec<usize>, _: u64) -> u64 {
+        checksum(v.iter().map(|&x| x as u64))
     }
 }
 
