@@ -1,8 +1,8 @@
-//! Helpers shared by the integration tests.
+//! Helpers shared by the integration tests (every test binary includes this module).
 #![allow(dead_code)]
 
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Once, PoisonError, RwLock};
 use std::time::Duration;
 
 use proptest::test_runner::TestCaseError;
@@ -243,4 +243,83 @@ pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
     } else {
         "<not a string>".to_owned()
     }
+}
+
+/// A pool of two workers, shareable with a thread that [`finishes`] watches.
+pub fn two_worker_pool() -> Arc<sumac::ThreadPool> {
+    Arc::new(
+        sumac::ThreadPoolBuilder::new()
+            .num_threads(2)
+            .build()
+            .unwrap(),
+    )
+}
+
+/// Checks that both workers of a 2-worker pool are alive and serve it: a broadcast
+/// reaches each of them (a worker killed by an escaping panic would hang it).
+pub fn assert_both_workers_serve(pool: Arc<sumac::ThreadPool>) {
+    assert_eq!(
+        finishes("a broadcast afterwards", move || pool
+            .broadcast(|ctx| ctx.index())),
+        [0, 1],
+        "a worker died"
+    );
+}
+
+/// Drops `pool` on another thread and fails with `hang` if that takes a minute (a limit
+/// that only turns a hang into a failure).
+pub fn drop_within_a_minute(pool: sumac::ThreadPool, hang: &str) {
+    let (dropped, done) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        drop(pool);
+        dropped.send(()).unwrap();
+    });
+    done.recv_timeout(Duration::from_secs(60)).expect(hang);
+}
+
+/// A value whose destructor panics while `armed` (once: it disarms itself first).
+pub struct Bomb {
+    pub armed: Arc<AtomicBool>,
+}
+
+impl Drop for Bomb {
+    fn drop(&mut self) {
+        if self.armed.swap(false, Ordering::SeqCst) {
+            panic!("bomb destructor");
+        }
+    }
+}
+
+/// Keeps the panic hook quiet about the panics a test plans: those whose message starts
+/// with `prefix`. Every other panic is reported by the previous hook as usual.
+///
+/// The panic hook is process wide and the tests of a binary run at once, so they never
+/// replace it themselves (a `take_hook` + `set_hook` pair is not atomic: two tests doing
+/// it together lose one of their hooks). Instead this installs one hook, once per
+/// process, that checks the prefixes registered here (each once, however often it is
+/// registered). A planned panic then costs the hook a read lock and no printing, which
+/// tests that time the reaction to a panic (`panic_fuse`) rely on.
+pub fn quiet_planned_panics(prefix: &'static str) {
+    static PLANNED: RwLock<Vec<&'static str>> = RwLock::new(Vec::new());
+    static HOOK: Once = Once::new();
+    {
+        let mut planned = PLANNED.write().unwrap_or_else(PoisonError::into_inner);
+        if !planned.contains(&prefix) {
+            planned.push(prefix);
+        }
+    }
+    HOOK.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            let message = panic_message(info.payload());
+            let planned = PLANNED
+                .read()
+                .unwrap_or_else(PoisonError::into_inner)
+                .iter()
+                .any(|prefix| message.starts_with(prefix));
+            if !planned {
+                previous(info);
+            }
+        }));
+    });
 }

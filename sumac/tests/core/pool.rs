@@ -1,0 +1,583 @@
+//! Thread pools: building, errors, handlers, heartbeat intervals, installing and nesting
+//! without deadlock, yielding. (Dropping a pool: `shutdown.rs`.)
+use crate::common;
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Barrier};
+use std::time::Duration;
+
+use common::{drop_within_a_minute, fib, fib_seq, stress_pool};
+use sumac::{ThreadPoolBuildErrorKind, ThreadPoolBuilder};
+
+#[test]
+fn zero_heartbeat_interval_is_an_error() {
+    let error = ThreadPoolBuilder::new()
+        .heartbeat_interval(Duration::ZERO)
+        .build()
+        .unwrap_err();
+    assert_eq!(
+        error.kind(),
+        ThreadPoolBuildErrorKind::ZeroHeartbeatInterval
+    );
+    assert!(error.to_string().contains("heartbeat"));
+}
+
+#[test]
+fn zero_threads_means_one_per_core() {
+    let pool = ThreadPoolBuilder::new().num_threads(0).build().unwrap();
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    assert_eq!(pool.current_num_threads(), cores);
+}
+
+#[test]
+fn thread_names_and_indices() {
+    // Calls handed to a worker (callers taking part run on their own thread, see
+    // `callers_take_part_runs_install_on_the_calling_thread`).
+    let pool = ThreadPoolBuilder::new()
+        .num_threads(3)
+        .thread_name(|i| format!("test-worker-{i}"))
+        .callers_take_part(false)
+        .build()
+        .unwrap();
+    let (name, index) = pool.install(|| {
+        (
+            std::thread::current().name().map(str::to_owned),
+            sumac::current_thread_index(),
+        )
+    });
+    let index = index.expect("inside the pool");
+    assert!(index < 3);
+    assert_eq!(
+        name.as_deref(),
+        Some(format!("test-worker-{index}").as_str())
+    );
+    assert!(pool
+        .install(|| pool.current_thread_index())
+        .is_some_and(|i| i < 3));
+    assert_eq!(pool.current_thread_index(), None);
+    assert_eq!(pool.install(sumac::current_num_threads), 3);
+}
+
+#[test]
+fn install_propagates_panics_and_the_pool_survives() {
+    let pool = stress_pool(2);
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        pool.install(|| panic!("inside"))
+    }));
+    assert!(result.is_err());
+    assert_eq!(pool.install(|| fib(15)), fib_seq(15));
+}
+
+#[test]
+fn install_into_itself_runs_inline() {
+    let pool = stress_pool(2);
+    let result = pool.install(|| {
+        let outer = sumac::current_thread_index();
+        pool.install(|| (outer, sumac::current_thread_index(), fib(12)))
+    });
+    assert_eq!(
+        result.0, result.1,
+        "a pool installing into itself stays on the same worker"
+    );
+    assert_eq!(result.2, fib_seq(12));
+}
+
+#[test]
+fn install_into_another_pool_from_inside_a_pool() {
+    let outer = stress_pool(2);
+    let inner = stress_pool(3);
+    let result = outer.install(|| {
+        let (a, b) = sumac::join(
+            || inner.install(|| fib(16)),
+            || inner.install(sumac::current_num_threads),
+        );
+        (a, b, sumac::current_num_threads())
+    });
+    assert_eq!(result, (fib_seq(16), 3, 2));
+}
+
+#[test]
+fn two_pools_installing_into_each_other() {
+    let a = Arc::new(stress_pool(2));
+    let b = Arc::new(stress_pool(2));
+    let total: u64 = a.install(|| {
+        let (x, y) = sumac::join(
+            || b.install(|| a.install(|| b.install(|| fib(12)))),
+            || b.install(|| sumac::join(|| a.install(|| fib(11)), || fib(10))),
+        );
+        x + y.0 + y.1
+    });
+    assert_eq!(total, fib_seq(12) + fib_seq(11) + fib_seq(10));
+    // Many rounds from several external threads at once, crossing both ways.
+    std::thread::scope(|threads| {
+        for t in 0..4 {
+            let (a, b) = (Arc::clone(&a), Arc::clone(&b));
+            threads.spawn(move || {
+                for _ in 0..50 {
+                    let (first, second) = if t % 2 == 0 { (&a, &b) } else { (&b, &a) };
+                    let value = first.install(|| second.install(|| first.install(|| fib(9))));
+                    assert_eq!(value, fib_seq(9));
+                }
+            });
+        }
+    });
+}
+
+#[test]
+fn join_and_scope_from_many_external_threads() {
+    let pool = Arc::new(stress_pool(3));
+    let barrier = Arc::new(Barrier::new(8));
+    let done = Arc::new(AtomicUsize::new(0));
+    std::thread::scope(|threads| {
+        for t in 0..8 {
+            let (pool, barrier, done) =
+                (Arc::clone(&pool), Arc::clone(&barrier), Arc::clone(&done));
+            threads.spawn(move || {
+                barrier.wait();
+                for _ in 0..30 {
+                    if t % 2 == 0 {
+                        assert_eq!(
+                            pool.join(|| fib(12), || fib(11)),
+                            (fib_seq(12), fib_seq(11))
+                        );
+                    } else {
+                        let count = AtomicUsize::new(0);
+                        pool.scope(|s| {
+                            for _ in 0..5 {
+                                s.spawn(|_| {
+                                    count.fetch_add(1, Ordering::SeqCst);
+                                });
+                            }
+                        });
+                        assert_eq!(count.load(Ordering::SeqCst), 5);
+                    }
+                    // The global pool too.
+                    assert_eq!(sumac::join(|| fib(8), || 1), (fib_seq(8), 1));
+                }
+                done.fetch_add(1, Ordering::SeqCst);
+            });
+        }
+    });
+    assert_eq!(done.load(Ordering::SeqCst), 8);
+}
+
+/// `Duration::MAX` means "never tick": the pool still runs everything (idle workers'
+/// requests still share work) and shuts down, instead of overflowing a clock addition.
+#[test]
+fn a_heartbeat_that_never_ticks_still_works() {
+    let pool = ThreadPoolBuilder::new()
+        .num_threads(3)
+        .heartbeat_interval(Duration::MAX)
+        .build()
+        .unwrap();
+    assert_eq!(pool.install(|| fib(25)), fib_seq(25));
+    let total = AtomicUsize::new(0);
+    pool.scope(|s| {
+        for i in 0..100 {
+            let total = &total;
+            s.spawn(move |_| {
+                total.fetch_add(i, Ordering::Relaxed);
+            });
+        }
+    });
+    assert_eq!(total.load(Ordering::Relaxed), 4950);
+    drop_within_a_minute(pool, "dropping the pool hung");
+}
+
+#[test]
+fn start_and_exit_handlers_run_once_on_every_worker() {
+    let started = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let exited = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let (on_start, on_exit) = (Arc::clone(&started), Arc::clone(&exited));
+    let pool = ThreadPoolBuilder::new()
+        .num_threads(4)
+        .start_handler(move |index| {
+            assert_eq!(sumac::current_thread_index(), Some(index));
+            on_start.lock().unwrap().push(index);
+        })
+        .exit_handler(move |index| {
+            assert_eq!(sumac::current_thread_index(), Some(index));
+            on_exit.lock().unwrap().push(index);
+        })
+        .build()
+        .unwrap();
+    assert_eq!(pool.install(|| fib(20)), fib_seq(20));
+    assert!(exited.lock().unwrap().is_empty());
+    drop(pool);
+    for list in [started, exited] {
+        let mut indices = list.lock().unwrap().clone();
+        indices.sort_unstable();
+        assert_eq!(indices, [0, 1, 2, 3]);
+    }
+}
+
+#[test]
+fn a_panicking_start_handler_goes_to_the_panic_handler() {
+    let panics = Arc::new(AtomicUsize::new(0));
+    let counter = Arc::clone(&panics);
+    let pool = ThreadPoolBuilder::new()
+        .num_threads(2)
+        .start_handler(|index| {
+            if index == 1 {
+                panic!("start handler of worker 1");
+            }
+        })
+        .panic_handler(move |_| {
+            counter.fetch_add(1, Ordering::SeqCst);
+        })
+        .build()
+        .unwrap();
+    // Both workers still run jobs after the handler's panic.
+    assert_eq!(pool.install(|| fib(22)), fib_seq(22));
+    drop(pool);
+    assert_eq!(panics.load(Ordering::SeqCst), 1);
+}
+
+/// Fibonacci whose every call yields first: pending forks of the caller (and shared
+/// jobs) run early, inside unrelated calls, and every join must still see its own
+/// result. On a 1 µs heartbeat, so forks are shared and taken back meanwhile.
+fn yielding_fib(n: u64, executed: &AtomicUsize) -> u64 {
+    if sumac::yield_now() == Some(sumac::Yield::Executed) {
+        executed.fetch_add(1, Ordering::Relaxed);
+    }
+    if n < 2 {
+        return n;
+    }
+    let (a, b) = sumac::join(
+        || yielding_fib(n - 1, executed),
+        || yielding_fib(n - 2, executed),
+    );
+    a + b
+}
+
+#[test]
+fn yielding_runs_pending_jobs_and_keeps_results() {
+    let pool = common::stress_pool(4);
+    let executed = AtomicUsize::new(0);
+    for _ in 0..20 {
+        assert_eq!(
+            pool.install(|| yielding_fib(18, &executed)),
+            common::fib_seq(18)
+        );
+    }
+    assert!(
+        executed.load(Ordering::Relaxed) > 0,
+        "no yield ever ran a job"
+    );
+    // Outside any pool, and on a worker of another pool.
+    assert_eq!(sumac::yield_now(), None);
+    assert_eq!(sumac::yield_local(), None);
+    let other = sumac::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .heartbeat_interval(std::time::Duration::from_micros(1))
+        .callers_take_part(false)
+        .build()
+        .unwrap();
+    assert_eq!(other.install(|| pool.yield_now()), None);
+    assert_eq!(
+        other.install(|| other.yield_local()),
+        Some(sumac::Yield::Idle)
+    );
+    // yield_local runs the worker's own spawned job.
+    let ran = AtomicUsize::new(0);
+    other.scope(|s| {
+        s.spawn(|_| {
+            ran.fetch_add(1, Ordering::Relaxed);
+        });
+        assert_eq!(other.yield_local(), Some(sumac::Yield::Executed));
+        assert_eq!(ran.load(Ordering::Relaxed), 1);
+    });
+}
+
+/// A spawn handler starts every worker (its threads carry its names), the pool runs
+/// forked work on them, and dropping the pool waits until each worker is done with the
+/// pool: every exit handler (the last thing a worker runs before `run` returns) has run
+/// when the drop returns. (Whether the OS thread itself has ended by then is a race
+/// outside the pool: it still has to return from the handler's closure.)
+#[test]
+fn a_spawn_handler_starts_every_worker_and_drop_waits_for_them() {
+    use std::sync::Mutex;
+    let handles = Arc::new(Mutex::new(Vec::new()));
+    let indices = Arc::new(Mutex::new(Vec::new()));
+    let exited = Arc::new(AtomicUsize::new(0));
+    let (kept, seen, exits) = (
+        Arc::clone(&handles),
+        Arc::clone(&indices),
+        Arc::clone(&exited),
+    );
+    let pool = ThreadPoolBuilder::new()
+        .num_threads(3)
+        .heartbeat_interval(Duration::from_micros(1))
+        .exit_handler(move |_| {
+            // Slow enough that a drop that did not wait would return first.
+            std::thread::sleep(Duration::from_millis(20));
+            exits.fetch_add(1, Ordering::SeqCst);
+        })
+        .thread_name(|i| format!("handled-{i}"))
+        .stack_size(4 << 20)
+        .spawn_handler(move |thread| {
+            seen.lock().unwrap().push(thread.index());
+            assert_eq!(thread.name(), Some(&*format!("handled-{}", thread.index())));
+            assert_eq!(thread.stack_size(), Some(4 << 20));
+            let mut builder = std::thread::Builder::new();
+            builder = builder.name(thread.name().unwrap().to_owned());
+            let handle = builder.spawn(|| thread.run())?;
+            kept.lock().unwrap().push(handle);
+            Ok(())
+        })
+        .build()
+        .unwrap();
+    assert_eq!(*indices.lock().unwrap(), [0, 1, 2]);
+    assert_eq!(pool.install(|| fib(18)), fib_seq(18));
+    let names = pool.broadcast(|_| std::thread::current().name().unwrap().to_owned());
+    assert_eq!(names, ["handled-0", "handled-1", "handled-2"]);
+    drop(pool);
+    assert_eq!(
+        exited.load(Ordering::SeqCst),
+        3,
+        "drop returned before a worker was done"
+    );
+    for handle in handles.lock().unwrap().drain(..) {
+        handle.join().unwrap();
+    }
+}
+
+/// An error from the spawn handler fails `build` with `ThreadSpawn` (the error as its
+/// source), and the workers it had started shut down again.
+#[test]
+fn a_failing_spawn_handler_fails_the_build_and_stops_started_workers() {
+    use std::error::Error;
+    let started = Arc::new(AtomicUsize::new(0));
+    let exited = Arc::new(AtomicUsize::new(0));
+    let (counter, exits) = (Arc::clone(&started), Arc::clone(&exited));
+    let error = ThreadPoolBuilder::new()
+        .num_threads(4)
+        .exit_handler(move |_| {
+            exits.fetch_add(1, Ordering::SeqCst);
+        })
+        .spawn_handler(move |thread| {
+            if thread.index() == 2 {
+                return Err(std::io::Error::other("no third thread"));
+            }
+            counter.fetch_add(1, Ordering::SeqCst);
+            std::thread::spawn(|| thread.run());
+            Ok(())
+        })
+        .build()
+        .unwrap_err();
+    assert_eq!(error.kind(), ThreadPoolBuildErrorKind::ThreadSpawn);
+    assert_eq!(error.source().unwrap().to_string(), "no third thread");
+    // `build` returned only after the two started workers ran their exit handlers.
+    assert_eq!(started.load(Ordering::SeqCst), 2);
+    assert_eq!(exited.load(Ordering::SeqCst), 2);
+}
+
+/// Builds a 4-thread pool whose third thread cannot be started because `thread_name` or
+/// the spawn handler panics, and returns (workers started, workers that ran their exit
+/// handler) once `build` has unwound.
+fn build_that_panics_at_the_third_thread(in_spawn_handler: bool) -> (usize, usize) {
+    let started = Arc::new(AtomicUsize::new(0));
+    let exited = Arc::new(AtomicUsize::new(0));
+    let (starts, exits) = (Arc::clone(&started), Arc::clone(&exited));
+    let builder = ThreadPoolBuilder::new()
+        .num_threads(4)
+        .start_handler(move |_| {
+            starts.fetch_add(1, Ordering::SeqCst);
+        })
+        .exit_handler(move |_| {
+            exits.fetch_add(1, Ordering::SeqCst);
+        });
+    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || {
+        if in_spawn_handler {
+            builder
+                .spawn_handler(|thread| {
+                    assert!(thread.index() < 2, "no third thread");
+                    std::thread::spawn(|| thread.run());
+                    Ok(())
+                })
+                .build()
+        } else {
+            builder
+                .thread_name(|index| {
+                    assert!(index < 2, "no name for a third thread");
+                    format!("named-{index}")
+                })
+                .build()
+        }
+    }));
+    let payload = outcome.expect_err("the panic unwinds out of build");
+    assert!(common::panic_message(&*payload).contains("third thread"));
+    (
+        started.load(Ordering::SeqCst),
+        exited.load(Ordering::SeqCst),
+    )
+}
+
+/// A panic while the pool starts its threads (in `thread_name` or in the spawn handler)
+/// unwinds out of `build` only after the workers started so far exited, as a failed
+/// spawn does: before, they ran forever (found by Rayon's `panic_thread_name` test).
+#[test]
+fn a_panic_while_starting_threads_stops_the_started_workers() {
+    for in_spawn_handler in [false, true] {
+        let (started, exited) = build_that_panics_at_the_third_thread(in_spawn_handler);
+        // The spawned workers may not have reached their start handler before the
+        // build stopped them; every one that did has exited.
+        assert!(started <= 2, "{started} workers started");
+        assert_eq!(exited, started, "spawn handler: {in_spawn_handler}");
+    }
+}
+
+/// The errors read as Rayon's (code that matches on the message keeps working), and a
+/// failed thread start shows the operating system's error.
+#[test]
+fn build_errors_read_as_rayons() {
+    let zero = ThreadPoolBuilder::new()
+        .heartbeat_interval(Duration::ZERO)
+        .build()
+        .unwrap_err();
+    assert_eq!(zero.to_string(), "The heartbeat interval must not be zero.");
+    let spawn = ThreadPoolBuilder::new()
+        .num_threads(2)
+        .spawn_handler(|_| Err(std::io::Error::other("no threads today")))
+        .build()
+        .unwrap_err();
+    assert_eq!(spawn.kind(), ThreadPoolBuildErrorKind::ThreadSpawn);
+    assert_eq!(spawn.to_string(), "no threads today");
+}
+
+/// `build_scoped`: the workers run inside `wrapper`, which borrows from the caller
+/// (here it keeps each worker's thread-local state for the whole run), and every worker
+/// has returned once `build_scoped` did.
+#[test]
+fn build_scoped_runs_workers_inside_the_wrapper() {
+    use std::cell::Cell;
+    use std::sync::Mutex;
+    thread_local! {
+        static TAG: Cell<usize> = const { Cell::new(0) };
+    }
+    let finished = Mutex::new(Vec::new());
+    let result = ThreadPoolBuilder::new()
+        .num_threads(2)
+        .heartbeat_interval(Duration::from_micros(1))
+        .build_scoped(
+            |thread| {
+                let index = thread.index();
+                TAG.with(|tag| tag.set(100 + index));
+                thread.run();
+                finished.lock().unwrap().push(index);
+            },
+            |pool| {
+                let tags = pool.broadcast(|_| TAG.with(Cell::get));
+                (tags, pool.install(|| fib(16)))
+            },
+        )
+        .unwrap();
+    assert_eq!(result, (vec![100, 101], fib_seq(16)));
+    let mut finished = finished.into_inner().unwrap();
+    finished.sort();
+    assert_eq!(finished, [0, 1]);
+}
+
+/// `build_scoped` re-raises a panic of `with_pool` after shutting the pool down, and
+/// reports a build error without calling `with_pool`.
+#[test]
+fn build_scoped_propagates_panics_and_errors() {
+    let caught = std::panic::catch_unwind(|| {
+        ThreadPoolBuilder::new()
+            .num_threads(2)
+            .build_scoped(|thread| thread.run(), |_| panic!("inside with_pool"))
+    });
+    let payload = caught.unwrap_err();
+    assert_eq!(payload.downcast_ref::<&str>(), Some(&"inside with_pool"));
+    let error = ThreadPoolBuilder::new()
+        .heartbeat_interval(Duration::ZERO)
+        .build_scoped(|thread| thread.run(), |_| unreachable!("no pool was built"))
+        .unwrap_err();
+    assert_eq!(
+        error.kind(),
+        ThreadPoolBuildErrorKind::ZeroHeartbeatInterval
+    );
+}
+
+/// `breadth_first` is accepted (deprecated, as in Rayon) and changes nothing.
+#[test]
+#[allow(deprecated)]
+fn breadth_first_is_accepted() {
+    let pool = ThreadPoolBuilder::new()
+        .num_threads(2)
+        .breadth_first()
+        .build()
+        .unwrap();
+    assert_eq!(pool.install(|| fib(14)), fib_seq(14));
+}
+
+/// A thread outside the pool runs `install` itself, taking part in the pool: the
+/// caller's thread, stack and thread-locals, no worker index; the pool's size, and its
+/// workers take forks the caller shares. With `callers_take_part(false)` the call runs
+/// on a worker, as in Rayon.
+#[test]
+fn callers_take_part_runs_install_on_the_calling_thread() {
+    thread_local! {
+        static MARK: std::cell::Cell<u32> = const { std::cell::Cell::new(0) };
+    }
+    MARK.with(|mark| mark.set(7));
+    let caller = std::thread::current().id();
+    let pool = common::stress_pool(3);
+    let (thread, mark, index, threads) = pool.install(|| {
+        (
+            std::thread::current().id(),
+            MARK.with(std::cell::Cell::get),
+            sumac::current_thread_index(),
+            sumac::current_num_threads(),
+        )
+    });
+    assert_eq!((thread, mark, index, threads), (caller, 7, None, 3));
+    assert_eq!(pool.current_thread_index(), None);
+    assert_eq!(
+        pool.install(|| pool.current_thread_has_pending_tasks()),
+        Some(false)
+    );
+    // Its forks reach the workers (a 1 µs heartbeat shares them).
+    let other_threads = pool.install(|| {
+        let seen = std::sync::Mutex::new(std::collections::HashSet::new());
+        for _ in 0..1000 {
+            common::fib(12);
+            sumac::join(
+                || std::thread::sleep(std::time::Duration::from_micros(200)),
+                || {
+                    seen.lock().unwrap().insert(std::thread::current().id());
+                },
+            );
+            if seen.lock().unwrap().iter().any(|&id| id != caller) {
+                break;
+            }
+        }
+        seen.into_inner().unwrap()
+    });
+    assert!(
+        other_threads.iter().any(|&id| id != caller),
+        "no fork of the caller ever ran on a worker"
+    );
+    let handing = ThreadPoolBuilder::new()
+        .num_threads(3)
+        .callers_take_part(false)
+        .build()
+        .unwrap();
+    let (thread, mark, index) = handing.install(|| {
+        (
+            std::thread::current().id(),
+            MARK.with(std::cell::Cell::get),
+            sumac::current_thread_index(),
+        )
+    });
+    assert_ne!(thread, caller);
+    assert_eq!(mark, 0);
+    assert!(index.is_some_and(|index| index < 3));
+    // A pool with a stack size of its own runs calls on its workers.
+    let big_stacks = ThreadPoolBuilder::new()
+        .num_threads(2)
+        .stack_size(4 << 20)
+        .build()
+        .unwrap();
+    assert!(big_stacks.install(sumac::current_thread_index).is_some());
+}
