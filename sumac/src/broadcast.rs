@@ -1,7 +1,7 @@
 //! `broadcast` and `spawn_broadcast`: run an operation once on every worker of a pool.
 //!
 //! Each worker gets one job in its own inbox of the shared queue (see
-//! `SharedQueue::push_to`), which only it may run: it does so the next time it looks
+//! `Queues::push_to`), which only it may run: it does so the next time it looks
 //! for work (when it waits, or is idle; an asleep worker is woken). A worker that is
 //! busy with a long job runs its broadcast job after that job, as in Rayon. `broadcast`
 //! counts the jobs with a [`CountLatch`] owned by the caller and waits for all of them.

@@ -182,9 +182,8 @@ where
 ///
 /// Kept out of line, with everything moved into it, so that the fork path prepares
 /// nothing for it: when the closure passed to `in_worker` borrowed the size hint from the
-/// fork path, the compiler stored that flag to the stack on every fork, and tree-sum
-/// with 1,000 nodes on one thread went from 1.57x to 1.88x the sequential time (2-core
-/// development VM).
+/// fork path, the compiler stored that flag to the stack on every fork (see
+/// `bench/DECISIONS.md`).
 #[cold]
 #[inline(never)]
 fn join_outside_pool<A, B, RA, RB>(a: A, b: B, size: ForkSize) -> (RA, RB)
@@ -236,10 +235,8 @@ where
 
 /// Marks the branch that calls it as the unlikely one, so that the compiler lays the other
 /// branch out as the straight-line path (what `std::hint::cold_path` does from Rust 1.95
-/// on; the crate supports older compilers). On tree-sum with 1,000 nodes this moved the
-/// direct calls of the fork path from behind two taken jumps to straight after the test,
-/// and took fib(30) with a join per call from 3.1-3.7x to 2.5-2.8x the sequential time at
-/// 1 thread (`sumac-bench`, 2-core VM).
+/// on; the crate supports older compilers). It puts the direct calls of the fork path
+/// straight after the test instead of behind two taken jumps.
 #[cold]
 #[inline(always)]
 fn cold_path() {}

@@ -1,8 +1,13 @@
-//! Threads that act as a pool's worker without running its loop (`use_current_thread`).
+//! Threads that act as a pool's member without running its loop: `use_current_thread`
+//! (worker 0 for good) and callers taking part in one call each (guests, on seats).
+//! See `SCHEDULER.md`, "Callers taking part".
 
 use std::cell::Cell;
 use std::ptr::{self};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+
+use crossbeam_utils::CachePadded;
 
 use crate::pool::ThreadPoolBuildError;
 
@@ -228,4 +233,64 @@ pub(crate) fn calling_thread_id() -> usize {
         static IDENTITY: u8 = const { 0 };
     }
     IDENTITY.with(|identity| ptr::from_ref(identity).addr())
+}
+
+/// The seats of a pool for threads outside it that take part in one call each (see
+/// `registration::as_guest`): a bit per seat, claimed and freed with one atomic
+/// operation, so that many callers at once never meet on a lock.
+pub(crate) struct GuestSeats {
+    /// The index of the first seat's member.
+    first: usize,
+    /// Bit `i` set: seat `i` is free.
+    free: CachePadded<AtomicU64>,
+}
+
+impl GuestSeats {
+    pub(crate) fn new(first: usize, seats: usize) -> GuestSeats {
+        debug_assert!(seats <= 64);
+        let free = if seats >= 64 {
+            u64::MAX
+        } else {
+            (1u64 << seats) - 1
+        };
+        GuestSeats {
+            first,
+            free: CachePadded::new(AtomicU64::new(free)),
+        }
+    }
+
+    /// Claims a free seat: the index of its member.
+    #[inline]
+    pub(crate) fn claim(&self) -> Option<usize> {
+        let mut free = self.free.load(Ordering::Relaxed);
+        loop {
+            if free == 0 {
+                return None;
+            }
+            let bit = free & free.wrapping_neg();
+            match self.free.compare_exchange_weak(
+                free,
+                free & !bit,
+                Ordering::Acquire,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => return Some(self.first + bit.trailing_zeros() as usize),
+                Err(actual) => free = actual,
+            }
+        }
+    }
+
+    /// Frees the seat of member `index` (claimed before).
+    #[inline]
+    pub(crate) fn release(&self, index: usize) {
+        let bit = 1u64 << (index - self.first);
+        let before = self.free.fetch_or(bit, Ordering::Release);
+        debug_assert_eq!(before & bit, 0, "a seat freed twice");
+    }
+
+    /// Whether member `index` is a seat.
+    #[inline]
+    pub(crate) fn is_seat(&self, index: usize) -> bool {
+        index >= self.first
+    }
 }

@@ -1,66 +1,10 @@
-//! The scheduler: worker threads, the heartbeat, promotion, sleeping and waking.
+//! `Registry`: a pool's shared state, its build, calls into it from any thread, the
+//! live count that keeps its workers, and its shutdown. Scheduling decisions are not
+//! made here: see `policy.rs` for them and `SCHEDULER.md` for the design.
 //!
-//! # How sumac schedules (the whole story)
-//!
-//! A pool has `n` worker threads, one [`SharedQueue`] and, when `n > 1`, one heartbeat
-//! thread.
-//!
-//! **Forks are private.** `join(a, b)` on a worker builds a [`JoinFrame`] for `b` in its
-//! own stack frame and pushes it on the worker's [`JobList`]: a few plain stores, no
-//! atomic read-modify-write, no allocation, no lock. It then polls the worker's
-//! heartbeat flag (one relaxed load and a cold branch), runs `a`, and if the frame is
-//! still on the list, unlinks it and calls `b` inline as an ordinary, inlinable call.
-//! Nobody but the owner ever looks at the list. Since heartbeats share the *oldest*
-//! forks, a worker records a fork only while fewer than `recorded_forks_limit` wait on
-//! its list (3, or log2 of the pool's size above 8 threads; `MAX_RECORDED_BIG_FORKS`, 8,
-//! for a loop half known to be big); other forks, and every fork of a one-thread pool,
-//! are two direct calls.
-//! Until a heartbeat arrives, a fork joined off the list also gives up its slot, so a
-//! computation shorter than an interval (whose forks could never be shared) records
-//! only the top three (or so) forks of each subtree it enters with an empty list.
-//!
-//! **Heartbeats share the oldest fork.** The heartbeat thread sets every busy worker's
-//! flag once per interval (default 100 µs) — but only while some worker is idle and some
-//! is busy; otherwise it parks, so an idle pool burns no CPU. A worker that sees its flag
-//! hands the *oldest* jobs of its list (the biggest pieces of work) to the shared queue,
-//! as many as there are idle workers without a queued job, and wakes a sleeper. The
-//! promotion costs a lock and maybe a system call, paid at most about once per interval.
-//!
-//! **Idle workers ask.** A worker that runs out of work raises the heartbeat flag of
-//! every worker at once instead of waiting for the next tick, spins for up to one
-//! interval watching the queue (renewing the request every eighth of an interval, once
-//! for the whole pool), then sleeps.
-//!
-//! **Only old (or known-big) forks are shared.** Every fork is stamped with the pool's
-//! heartbeat tick count; a fork is shared only after two ticks, i.e. after it waited
-//! through a whole interval, so work shorter than a heartbeat is never split (a stolen
-//! piece of a tiny, cache-hot input costs more than it saves). A parallel loop that has
-//! timed its iterations marks a half worth sharing at once (`SHARE_AT_ONCE`). A worker
-//! that runs a promoted job stamps the first forks it records there as old (`LONG_AGO`):
-//! they are the top of a piece that was itself big enough to wait a whole interval, so
-//! they may be passed on at the next request. Spawned jobs are old from the start. Sharing
-//! forks of unknown size is also rate-limited: once per ¾ interval per worker and once
-//! per `interval / busy workers` per pool.
-//!
-//! **Forks behind long leaves are rescued.** Polls happen only at forks and between loop
-//! blocks, so a fork made before code that runs long without forking would wait on the
-//! list. Every recorded fork is therefore also offered in one of the worker's
-//! [`RescueSlot`]s; when the worker's counts of forks and handled heartbeats and its
-//! offers have not changed for a tick and workers are idle, the heartbeat thread claims
-//! the offered forks (one per idle worker) and queues them. The owner withdraws an offer
-//! before it removes the fork; whichever swap comes first gets it. Spawned jobs go straight
-//! to the shared queue (except in a one-thread pool), since a claimed job must outlive its
-//! place on the owner's list.
-//!
-//! **Joins whose fork was shared.** If `b` was promoted, the owner first tries to take it
-//! back out of the queue (nobody started it: run it inline). Otherwise it waits for the
-//! taker to finish, running its own older jobs and queued jobs meanwhile, and sleeping if
-//! there are none; the taker wakes it. The owner never returns or unwinds before the
-//! taker has let go of the frame (see the state machine in [`crate::job`]).
-//!
-//! **Idle accounting.** `idle` counts the workers in [`WorkerThread::wait_until`]'s idle
-//! phase (spinning or asleep). Promotion only happens when `idle` exceeds the number of
-//! queued jobs, so a fully busy pool never pays for sharing.
+//! Invariant: the pool's workers exit only once the live count (one for the pool, one
+//! per spawned job not yet run) is zero and nothing is left for them in the queues;
+//! whoever takes the count to zero wakes every member.
 
 use std::io;
 use std::panic::{self, AssertUnwindSafe};
@@ -82,6 +26,7 @@ use crate::stats::{PoolStats, WorkerCounters, WorkerStats};
 use crate::thread_builder::{ThreadBuilder, ThreadSpawn};
 
 use crate::heartbeat::{heartbeat_main, HeartbeatPark};
+use crate::registration::GuestSeats;
 use crate::registration::{
     self, register_current_thread, registered_with_a_live_pool, unregister_current_thread,
     with_registered_worker,
@@ -697,65 +642,5 @@ where
     } else {
         // SAFETY: a non-null thread-local pointer refers to this thread's live worker.
         op(unsafe { &*current })
-    }
-}
-
-/// The seats of a pool for threads outside it that take part in one call each (see
-/// `registration::as_guest`): a bit per seat, claimed and freed with one atomic
-/// operation, so that many callers at once never meet on a lock.
-pub(crate) struct GuestSeats {
-    /// The index of the first seat's member.
-    first: usize,
-    /// Bit `i` set: seat `i` is free.
-    free: CachePadded<AtomicU64>,
-}
-
-impl GuestSeats {
-    fn new(first: usize, seats: usize) -> GuestSeats {
-        debug_assert!(seats <= 64);
-        let free = if seats >= 64 {
-            u64::MAX
-        } else {
-            (1u64 << seats) - 1
-        };
-        GuestSeats {
-            first,
-            free: CachePadded::new(AtomicU64::new(free)),
-        }
-    }
-
-    /// Claims a free seat: the index of its member.
-    #[inline]
-    pub(crate) fn claim(&self) -> Option<usize> {
-        let mut free = self.free.load(Ordering::Relaxed);
-        loop {
-            if free == 0 {
-                return None;
-            }
-            let bit = free & free.wrapping_neg();
-            match self.free.compare_exchange_weak(
-                free,
-                free & !bit,
-                Ordering::Acquire,
-                Ordering::Relaxed,
-            ) {
-                Ok(_) => return Some(self.first + bit.trailing_zeros() as usize),
-                Err(actual) => free = actual,
-            }
-        }
-    }
-
-    /// Frees the seat of member `index` (claimed before).
-    #[inline]
-    pub(crate) fn release(&self, index: usize) {
-        let bit = 1u64 << (index - self.first);
-        let before = self.free.fetch_or(bit, Ordering::Release);
-        debug_assert_eq!(before & bit, 0, "a seat freed twice");
-    }
-
-    /// Whether member `index` is a seat.
-    #[inline]
-    pub(crate) fn is_seat(&self, index: usize) -> bool {
-        index >= self.first
     }
 }

@@ -158,12 +158,10 @@ impl PoolStats {
 /// The count itself is a field of the worker's `WorkerThread`, on the worker thread's
 /// own stack beside the fields every fork reads anyway, in a cache line of its own (a
 /// store there right before the fork path loads the worker's other fields from the same
-/// line measured slower). Counting in the registry's per-worker block instead cost a
-/// dependent pointer load and a store to another cache line on every fork: tree-sum with
-/// 1,000 nodes on one thread ran at 1.87x the sequential time, against 1.55-1.61x here
-/// and 1.57-1.67x with no counting at all (2-core development VM, `fork_overhead`
-/// example, interleaved pairs). While the worker runs, this holds a pointer to its
-/// counter; when it exits, the final count is folded into `retired`.
+/// line measured slower). Counting in the registry's per-worker block instead would cost
+/// a dependent pointer load and a store to another cache line on every fork (see
+/// `bench/DECISIONS.md`). While the worker runs, this holds a pointer to its counter;
+/// when it exits, the final count is folded into `retired`.
 #[derive(Default)]
 pub(crate) struct ForkCounter {
     site: Mutex<ForkCounterSite>,

@@ -345,7 +345,7 @@ impl WorkerThread {
 
     /// Runs jobs — this worker's own, then shared ones — until `done()` holds, sleeping
     /// when there are none. `done` must become true only through another thread's action
-    /// that is followed by a [`SharedQueue::wake`] of this worker (or by termination).
+    /// that is followed by a [`Sleep::wake`](crate::sleep::Sleep::wake) of this worker (or by termination).
     pub(crate) fn wait_until(&self, done: impl Fn() -> bool) {
         if self.guest {
             return self.wait_as_guest(&done);

@@ -78,9 +78,8 @@ where
 
 /// The loop of a one-thread pool, where no piece could ever be shared: all items in one
 /// block, with no clock reads and no heartbeat polls (so a loop there costs what the
-/// sequential loop costs, plus finding the worker). sum-squares of 1,000 elements at one
-/// thread went from 1.08-1.20x to 0.99-1.03x the sequential time (2-core VM,
-/// interleaved pairs). A `with_max_len` shorter than the loop still splits it.
+/// sequential loop costs, plus finding the worker). A `with_max_len` shorter than the
+/// loop still splits it.
 fn run_as_one_block<P, C>(producer: P, consumer: C) -> C::Result
 where
     P: Producer,
