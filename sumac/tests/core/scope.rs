@@ -426,3 +426,76 @@ fn a_second_scope_panic_whose_payload_destructor_panics_is_contained() {
     assert_eq!(outcome, Ok((true, false)));
     assert_both_workers_serve(pool);
 }
+
+/// Spawned jobs travel through every path of the spawn deques on 1 µs heartbeats: a
+/// member's own LIFO and FIFO deques (popped by the owner, stolen by the others), the
+/// injector (spawns from a thread outside the pool), and a caller's seat (spawns from a
+/// scope run by a caller taking part). Each runs exactly once and drops what it
+/// captured exactly once.
+#[test]
+fn spawned_jobs_on_every_deque_path_run_once_and_drop_their_captures_once() {
+    for threads in [1, 2, 4] {
+        let pool = stress_pool(threads);
+        let counter = DropCounter::new();
+        let runs = Arc::new(AtomicUsize::new(0));
+        let expected = finishes("spawn deque paths", {
+            let pool = Arc::new(pool);
+            let runs = Arc::clone(&runs);
+            let tokens: Vec<_> = (0..4 * 300).map(|_| counter.token()).collect();
+            move || {
+                let mut tokens = tokens.into_iter();
+                // From a caller taking part: the seat's deques.
+                pool.scope(|s| {
+                    for round in 0..100 {
+                        let (token, runs) = (tokens.next().unwrap(), Arc::clone(&runs));
+                        s.spawn(move |s| {
+                            runs.fetch_add(1, Ordering::Relaxed);
+                            drop(token);
+                            // Nested, from a worker or the caller: own deques.
+                            let inner = if round % 2 == 0 { 1 } else { 0 };
+                            for _ in 0..inner {
+                                s.spawn(|_| ());
+                            }
+                        });
+                    }
+                });
+                pool.scope_fifo(|s| {
+                    for _ in 0..100 {
+                        let (token, runs) = (tokens.next().unwrap(), Arc::clone(&runs));
+                        s.spawn_fifo(move |_| {
+                            runs.fetch_add(1, Ordering::Relaxed);
+                            drop(token);
+                        });
+                    }
+                });
+                // From inside the pool: a worker's own deques, stolen by the others.
+                pool.install(|| {
+                    sumac::scope(|s| {
+                        for _ in 0..100 {
+                            let (token, runs) = (tokens.next().unwrap(), Arc::clone(&runs));
+                            s.spawn(move |_| {
+                                runs.fetch_add(1, Ordering::Relaxed);
+                                drop(token);
+                            });
+                        }
+                    })
+                });
+                // From a thread outside the pool, not in a call: the injector.
+                let (done, wait) = mpsc::channel();
+                for token in tokens {
+                    let (done, runs) = (done.clone(), Arc::clone(&runs));
+                    pool.spawn(move || {
+                        runs.fetch_add(1, Ordering::Relaxed);
+                        drop(token);
+                        done.send(()).unwrap();
+                    });
+                }
+                drop(done);
+                wait.iter().count() + 300
+            }
+        });
+        assert_eq!(expected, 4 * 300, "{threads} threads");
+        assert_eq!(runs.load(Ordering::Relaxed), 4 * 300, "{threads} threads");
+        assert_eq!(counter.dropped(), 4 * 300, "{threads} threads");
+    }
+}
