@@ -25,6 +25,7 @@ pub(crate) struct HeartbeatPark {
 impl HeartbeatPark {
     /// Wakes the heartbeat thread if it waits (taking the lock it checks its condition
     /// under, so that the wake-up cannot fall between its check and its wait).
+    #[cold]
     pub(crate) fn notify(&self) {
         let _guard = self.lock.lock().unwrap_or_else(PoisonError::into_inner);
         self.signal.notify_all();

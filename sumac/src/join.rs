@@ -266,8 +266,9 @@ where
     // offer and remove it from the list (or wait for whoever took it) before returning
     // or unwinding.
     let older = unsafe { worker.push_fork(job.0) };
-    if worker.guest && size == ForkSize::Unknown {
-        // Only ticks share the fork, or rescue it from behind a long leaf.
+    if worker.guest {
+        // Only ticks share the fork, or rescue it from behind a long leaf (the first
+        // item of a loop, say): the heartbeat thread may have parked for good.
         worker.registry().guest_needs_heartbeat();
     }
     if size != ForkSize::RestOfLoop {

@@ -18,6 +18,7 @@
 //! every member sleeps; [`has_work`](Queues::has_work) is what a member about to sleep
 //! re-checks.
 
+use std::cell::UnsafeCell;
 use std::collections::VecDeque;
 
 use crate::job::{JobRef, QUEUED, RECLAIMED, TAKEN};
@@ -67,8 +68,20 @@ pub(crate) struct Queues {
     /// The thieves' ends of every member's deques.
     stealers: Box<[MemberStealers]>,
     /// The owners' ends, per member, while no thread is that member (see `deques_for`).
-    unclaimed: Box<[Mutex<Option<SpawnDeques>>]>,
+    unclaimed: Box<[UnclaimedDeques]>,
 }
+
+/// A member's deques while no thread is that member.
+///
+/// Only the thread that is member `index` touches slot `index`: a worker once, as it
+/// starts; a caller taking part between claiming seat `index` and freeing it, and the
+/// seat's claim (acquire) and release (release) order one holder's accesses before the
+/// next holder's.
+struct UnclaimedDeques(UnsafeCell<Option<SpawnDeques>>);
+
+// SAFETY: see the type's documentation: one thread at a time accesses the cell, with a
+// happens-before edge between successive threads; `SpawnDeques` is `Send`.
+unsafe impl Sync for UnclaimedDeques {}
 
 impl Queues {
     pub(crate) fn new(members: usize) -> Self {
@@ -95,7 +108,7 @@ impl Queues {
             stealers,
             unclaimed: deques
                 .into_iter()
-                .map(|deques| Mutex::new(Some(deques)))
+                .map(|deques| UnclaimedDeques(UnsafeCell::new(Some(deques))))
                 .collect(),
         }
     }
@@ -105,15 +118,22 @@ impl Queues {
     /// Jobs left on them stay there, where the other members steal them.
     ///
     /// [`return_deques`]: Self::return_deques
-    pub(crate) fn deques_for(&self, index: usize) -> SpawnDeques {
-        sync::lock(&self.unclaimed[index])
-            .take()
+    ///
+    /// # Safety
+    /// The caller is the thread that is member `index` now (see [`UnclaimedDeques`]).
+    pub(crate) unsafe fn deques_for(&self, index: usize) -> SpawnDeques {
+        // SAFETY: only this thread accesses the slot now (the caller's contract).
+        unsafe { (*self.unclaimed[index].0.get()).take() }
             .expect("one thread at a time is a member")
     }
 
     /// Gives member `index`'s deques back (see [`deques_for`](Self::deques_for)).
-    pub(crate) fn return_deques(&self, index: usize, deques: SpawnDeques) {
-        *sync::lock(&self.unclaimed[index]) = Some(deques);
+    ///
+    /// # Safety
+    /// As for [`deques_for`](Self::deques_for).
+    pub(crate) unsafe fn return_deques(&self, index: usize, deques: SpawnDeques) {
+        // SAFETY: only this thread accesses the slot now (the caller's contract).
+        unsafe { *self.unclaimed[index].0.get() = Some(deques) };
     }
 
     /// How many shared forks wait (a hint: it may change at any time).

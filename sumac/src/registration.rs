@@ -55,7 +55,11 @@ pub(crate) fn register_current_thread(
     if !WorkerThread::current().is_null() || !registered_worker().is_null() {
         return Err(ThreadPoolBuildError::current_thread_already_in_pool());
     }
-    let worker = Box::into_raw(Box::new(WorkerThread::new(Arc::clone(registry), 0)));
+    // SAFETY: a `use_current_thread` pool starts no thread for worker 0: this thread is
+    // that worker for the registry's life.
+    let worker = Box::into_raw(Box::new(unsafe {
+        WorkerThread::new(Arc::clone(registry), 0)
+    }));
     REGISTERED_WORKER.with(|registered| registered.0.set(worker));
     // Inactive: idle for the heartbeat thread's and the promoters' accounting.
     registry.count_idle();
@@ -206,8 +210,16 @@ pub(crate) fn as_guest<R>(
     struct Seat<'a>(&'a Registry, usize);
     impl Drop for Seat<'_> {
         fn drop(&mut self) {
-            self.0.guest_left();
             self.0.seats.release(self.1);
+        }
+    }
+    /// Adds the guest's forks to its seat's count once the call ends (a count that only
+    /// the guest writes while it runs: not published meanwhile).
+    struct Forks<'a>(&'a WorkerThread);
+    impl Drop for Forks<'_> {
+        fn drop(&mut self) {
+            let forks = self.0.forks.load(Ordering::Relaxed);
+            self.0.shared().counters.forks.retire(forks);
         }
     }
     /// The thread stops acting as the guest.
@@ -218,9 +230,10 @@ pub(crate) fn as_guest<R>(
         }
     }
     let _seat = Seat(registry, index);
-    registry.guest_arrived();
-    let guest = WorkerThread::new(Arc::clone(registry), index);
-    let _fork_count = guest.shared().counters.forks.attach(&guest.forks);
+    // SAFETY: the caller claimed seat `index` for this thread; `_seat` frees it only
+    // after `guest` is dropped.
+    let guest = unsafe { WorkerThread::new(Arc::clone(registry), index) };
+    let _forks = Forks(&guest);
     WORKER_THREAD.with(|current| current.set(&guest));
     let _acting = Acting;
     op(&guest)
@@ -241,6 +254,8 @@ pub(crate) fn calling_thread_id() -> usize {
 pub(crate) struct GuestSeats {
     /// The index of the first seat's member.
     first: usize,
+    /// Every seat's bit.
+    all: u64,
     /// Bit `i` set: seat `i` is free.
     free: CachePadded<AtomicU64>,
 }
@@ -255,6 +270,7 @@ impl GuestSeats {
         };
         GuestSeats {
             first,
+            all: free,
             free: CachePadded::new(AtomicU64::new(free)),
         }
     }
@@ -271,7 +287,7 @@ impl GuestSeats {
             match self.free.compare_exchange_weak(
                 free,
                 free & !bit,
-                Ordering::Acquire,
+                Ordering::SeqCst,
                 Ordering::Relaxed,
             ) {
                 Ok(_) => return Some(self.first + bit.trailing_zeros() as usize),
@@ -284,8 +300,15 @@ impl GuestSeats {
     #[inline]
     pub(crate) fn release(&self, index: usize) {
         let bit = 1u64 << (index - self.first);
-        let before = self.free.fetch_or(bit, Ordering::Release);
+        let before = self.free.fetch_or(bit, Ordering::SeqCst);
         debug_assert_eq!(before & bit, 0, "a seat freed twice");
+    }
+
+    /// Whether a caller takes part in a call now (a busy member the heartbeat thread
+    /// ticks for).
+    #[inline]
+    pub(crate) fn any_claimed(&self) -> bool {
+        self.free.load(Ordering::SeqCst) != self.all
     }
 
     /// Whether member `index` is a seat.

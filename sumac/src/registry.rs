@@ -43,8 +43,6 @@ pub(crate) struct Registry {
     num_workers: usize,
     /// Which guest seats are free.
     pub(crate) seats: GuestSeats,
-    /// Guests taking part in calls now (busy members the heartbeat thread ticks for).
-    active_guests: CachePadded<AtomicUsize>,
     /// Workers in the idle phase (spinning or asleep).
     pub(crate) idle: CachePadded<AtomicUsize>,
     /// When an idle worker last raised the others' flags (ns since `epoch`).
@@ -117,7 +115,6 @@ impl Registry {
             workers,
             num_workers: num_threads,
             seats: GuestSeats::new(num_threads, seats),
-            active_guests: CachePadded::new(AtomicUsize::new(0)),
             idle: CachePadded::new(AtomicUsize::new(0)),
             last_request_ns: CachePadded::new(AtomicU64::new(0)),
             last_promotion_ns: CachePadded::new(AtomicU64::new(0)),
@@ -543,27 +540,18 @@ impl Registry {
     /// could take work.
     pub(crate) fn heartbeat_useful(&self) -> bool {
         let idle = self.idle.load(Ordering::SeqCst);
-        idle > 0 && (idle < self.num_threads() || self.active_guests.load(Ordering::SeqCst) > 0)
-    }
-
-    /// A guest started taking part in a call.
-    pub(crate) fn guest_arrived(&self) {
-        self.active_guests.fetch_add(1, Ordering::SeqCst);
-    }
-
-    /// A guest's call ended.
-    pub(crate) fn guest_left(&self) {
-        self.active_guests.fetch_sub(1, Ordering::SeqCst);
+        idle > 0 && (idle < self.num_threads() || self.seats.any_claimed())
     }
 
     /// A guest has work that others could take (a recorded fork, or a loop that
     /// lasted): if the heartbeat thread has parked for good, wake it, so that it ticks
     /// for the guest (and rescues its forks). While it lingers it notices by itself.
-    #[cold]
+    #[inline]
     pub(crate) fn guest_needs_heartbeat(&self) {
         self.unpark_heartbeat();
     }
 
+    #[inline]
     pub(crate) fn unpark_heartbeat(&self) {
         if self.heartbeat_park.parked.load(Ordering::SeqCst) {
             self.heartbeat_park.notify();

@@ -196,6 +196,13 @@ impl ForkCounter {
         }
     }
 
+    /// Adds `forks` counted by a member that never published its counter (a caller
+    /// taking part in one call).
+    pub(crate) fn retire(&self, forks: u64) {
+        let mut site = self.lock();
+        site.retired = site.retired.wrapping_add(forks);
+    }
+
     /// Forks counted so far (by the running worker and before it exited).
     pub(crate) fn total(&self) -> u64 {
         let site = self.lock();

@@ -76,14 +76,16 @@ pub(crate) struct WorkerThread {
     pub(crate) shared: NonNull<WorkerShared>,
     pub(crate) index: usize,
     pub(crate) registry: Arc<Registry>,
-    pub(crate) last_promotion: Cell<Instant>,
+    /// When this member last shared forks of unknown size (`None`: never).
+    pub(crate) last_promotion: Cell<Option<Instant>>,
     pub(crate) promotion_gap: Duration,
 }
 
 /// The body of worker `index`: runs jobs until the pool terminates (see
 /// [`ThreadBuilder::run`]).
 pub(crate) fn worker_main(registry: Arc<Registry>, index: usize) {
-    let worker = WorkerThread::new(registry, index);
+    // SAFETY: this is worker `index`'s thread, started once for it.
+    let worker = unsafe { WorkerThread::new(registry, index) };
     let fork_count = worker.shared().counters.forks.attach(&worker.forks);
     WORKER_THREAD.with(|current| current.set(&worker));
     let registry = &worker.registry;
@@ -102,8 +104,12 @@ pub(crate) fn worker_main(registry: Arc<Registry>, index: usize) {
 }
 
 impl WorkerThread {
-    /// The state of worker `index` of `registry`, before it starts.
-    pub(crate) fn new(registry: Arc<Registry>, index: usize) -> WorkerThread {
+    /// The state of member `index` of `registry`, before it starts.
+    ///
+    /// # Safety
+    /// The calling thread is the one that becomes member `index`, and no other thread is
+    /// that member until this state is dropped (it owns the member's spawn deques).
+    pub(crate) unsafe fn new(registry: Arc<Registry>, index: usize) -> WorkerThread {
         let promotion_gap = policy::worker_share_gap(registry.heartbeat_interval);
         let guest = registry.seats.is_seat(index);
         let solo = registry.num_threads() == 1 && !guest;
@@ -117,16 +123,13 @@ impl WorkerThread {
             budget: ForkBudget::new(fork_limit, mechanisms),
             mechanisms,
             jobs: JobList::new(),
-            spawned: ManuallyDrop::new(registry.queues.deques_for(index)),
+            // SAFETY: the calling thread becomes member `index` (our contract).
+            spawned: ManuallyDrop::new(unsafe { registry.queues.deques_for(index) }),
             offered: std::array::from_fn(|_| Cell::new(None)),
             forks: CachePadded::new(AtomicU64::new(0)),
             shared: NonNull::from(&*registry.workers[index]),
             index,
-            last_promotion: Cell::new(
-                Instant::now()
-                    .checked_sub(promotion_gap)
-                    .unwrap_or_else(Instant::now),
-            ),
+            last_promotion: Cell::new(None),
             promotion_gap,
             registry,
         }
@@ -311,13 +314,17 @@ impl WorkerThread {
         let wanted = policy::share_now(
             &request,
             mechanisms,
-            || now.duration_since(self.last_promotion.get()) >= self.promotion_gap,
+            || {
+                self.last_promotion
+                    .get()
+                    .is_none_or(|last| now.duration_since(last) >= self.promotion_gap)
+            },
             || registry.claim_promotion(),
         );
         if wanted == 0 {
             return;
         }
-        self.last_promotion.set(now);
+        self.last_promotion.set(Some(now));
         let mut promoted = 0;
         let mut next = self.jobs.oldest();
         let oldest_jobs = std::iter::from_fn(|| loop {
@@ -642,7 +649,8 @@ impl Drop for WorkerThread {
         // SAFETY: `spawned` is not used again: the worker is being dropped.
         let deques = unsafe { ManuallyDrop::take(&mut self.spawned) };
         if self.guest {
-            self.registry.queues.return_deques(self.index, deques);
+            // SAFETY: this thread holds seat `self.index` until this drop returns.
+            unsafe { self.registry.queues.return_deques(self.index, deques) };
         }
     }
 }
