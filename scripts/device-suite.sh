@@ -4,13 +4,13 @@
 # $OUT (the device returns only a few files per command).
 #
 # Here (the device has no network):
-#   cargo build --release -p sumac-bench --bin sumac-bench --example long_leaves
-#   mkdir -p .bench-bin && cp target/release/sumac-bench target/release/examples/long_leaves .bench-bin/
+#   cargo build --release -p sumac-bench --bin sumac-bench
+#   mkdir -p .bench-bin && cp target/release/sumac-bench .bench-bin/
 # Then one device command per part, each carrying `.bench-bin`:
 #   bash scripts/device-suite.sh 1      # tree-sum 1,000 and 100M, fib        (~3 min)
 #   bash scripts/device-suite.sh 2      # work sweep, tree shapes, loops, sorts (~5 min)
 #   bash scripts/device-suite.sh 3      # for-irregular, matmul                 (~6 min)
-#   bash scripts/device-suite.sh 4      # coarse leaves (long_leaves example)   (~1 min)
+#   bash scripts/device-suite.sh 4      # coarse leaves (sumac-bench long-leaves) (~1 min)
 # and unpack the last archive into bench/results/device-16core-<commit>/.
 # (The times above predate paired `seq` samples, which repeat every `seq` run shorter
 # than 50 ms beside each row; a part that outgrows its 540-second budget marks the
@@ -46,10 +46,12 @@ status=0
 if [[ $part == 4 ]]; then
     # Sequential leaves that make no forks under join trees, scopes and loops, sumac
     # beside Rayon: busy 20 ms and 2 ms leaves on 16 threads, sleeping ones on 32.
-    leaves=${LEAVES_BIN:-.bench-bin/long_leaves}
-    for args in "20 16" "2 16" "20 32 sleep" "1 16 sleep"; do
+    for args in "20000 16" "2000 16" "20000 32 --sleep" "1000 16 --sleep"; do
         # shellcheck disable=SC2086 # the arguments are meant to split
-        "$leaves" $args >>"$dir/long-leaves.txt" 2>&1 || status=$?
+        set -- $args
+        "$bin" long-leaves --leaf-us "$1" --threads "$2" ${3:-} --quiet \
+            --csv "$dir/long-leaves-$1us-$2${3:+-sleep}.csv" \
+            >>"$dir/long-leaves.txt" 2>&1 || status=$?
     done
     cat "$dir/long-leaves.txt" >>"$dir/run-log.txt"
 else

@@ -25,7 +25,8 @@ pub fn loop_supports(imp: Impl) -> bool {
         | Impl::StdMpsc
         | Impl::Tokio
         | Impl::AsyncExecutor
-        | Impl::Threads => false,
+        | Impl::Threads
+        | Impl::BranchFloor => false,
     }
 }
 
