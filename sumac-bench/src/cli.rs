@@ -111,6 +111,8 @@ pub enum Command {
     Lu(SizeArgs),
     /// Naive matrix product, rows of the result in parallel.
     Matmul(SizeArgs),
+    /// 2-D Jacobi stencil: an n x n grid of f64, one parallel sweep over rows per step.
+    Jacobi(JacobiArgs),
     /// Reduction: map(|x| x * x).sum() over a slice.
     SumSquares(LenArgs),
     /// par_sort_unstable and par_sort of random u64s (benches sort-unstable, sort-stable).
@@ -237,6 +239,17 @@ pub struct SizeArgs {
     /// Matrix side N (an N x N matrix).
     #[arg(long, value_name = "N", default_value_t = 500)]
     pub size: u64,
+}
+
+/// `jacobi` flags.
+#[derive(Args, Debug)]
+pub struct JacobiArgs {
+    /// Grid side N (an N x N grid, N >= 3).
+    #[arg(long = "n", value_name = "N", default_value_t = 256)]
+    pub n: u64,
+    /// Sweeps per run.
+    #[arg(long, value_name = "K", default_value_t = 400)]
+    pub steps: u64,
 }
 
 /// Which sorts `sort` runs.

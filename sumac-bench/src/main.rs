@@ -329,6 +329,7 @@ fn build_specs(
         }
         Some(Command::Lu(a)) => vec![specs::lu(positive("--size", a.size)?, sel)?],
         Some(Command::Matmul(a)) => vec![specs::matmul(positive("--size", a.size)?, sel)?],
+        Some(Command::Jacobi(a)) => vec![specs::jacobi(a.n, positive("--steps", a.steps)?, sel)?],
         Some(Command::SumSquares(a)) => vec![specs::sum_squares(positive("--len", a.len)?, sel)?],
         Some(Command::Graph(g)) => graph_specs(g, sel)?,
         Some(Command::Sort(a)) => {

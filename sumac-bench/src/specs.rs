@@ -15,7 +15,7 @@ use crate::workloads::graph::{
 };
 use crate::workloads::knucleotide::KNucleotide;
 use crate::workloads::leaves::{LeafShape, LongLeaves};
-use crate::workloads::loops::{ForIrregular, Increment, Iota, Lu, Matmul, SumSquares};
+use crate::workloads::loops::{ForIrregular, Increment, Iota, Jacobi, Lu, Matmul, SumSquares};
 use crate::workloads::ring::MessageBench;
 use crate::workloads::sort::{Sort, SortKind};
 use crate::workloads::spawn::{Spawn, SpawnShape};
@@ -291,6 +291,30 @@ pub fn matmul(size: u64, sel: &Selection) -> Result<Spec, FlagError> {
     );
     let seed = sel.seed;
     make(plan, sel, move || Matmul::new(size as usize, seed))
+}
+
+/// jacobi: `steps` sweeps of an `n x n` grid.
+pub fn jacobi(n: u64, steps: u64, sel: &Selection) -> Result<Spec, FlagError> {
+    if !(3..=16_384).contains(&n) {
+        return Err(FlagError(
+            "--n: the grid side must be from 3 to 16384".into(),
+        ));
+    }
+    if steps > 1_000_000 {
+        return Err(FlagError("--steps: at most 1,000,000".into()));
+    }
+    let plan = base(
+        format!("jacobi-{n}x{}", si(steps)),
+        "jacobi",
+        format!("jacobi, {n} x {n} grid, {} sweeps", fmt_count(steps)),
+        n,
+        "cell",
+        n * n * steps,
+    );
+    let seed = sel.seed;
+    make(plan, sel, move || {
+        Jacobi::new(n as usize, steps as usize, seed)
+    })
 }
 
 /// sum-squares over `len` elements.
@@ -650,6 +674,9 @@ pub fn suite(smoke: bool, sel: &Selection) -> Result<Vec<Spec>, FlagError> {
         for_irregular(s(10_000, 300), 25, sel)?,
         lu(s(700, 20), sel)?,
         matmul(s(500, 20), sel)?,
+        jacobi(s(256, 8), s(400, 4), sel)?,
+        increment(s(1000, 100), false, sel)?,
+        increment(s(102_400, 1000), false, sel)?,
         iota(s(100_000_000, 5000), &ends)?,
         sum_squares(s(100_000_000, 5000), &ends)?,
         sort(s(10_000_000, 5000), SortKind::Unstable, &ends)?,
@@ -661,10 +688,25 @@ pub fn suite(smoke: bool, sel: &Selection) -> Result<Vec<Spec>, FlagError> {
         spawn(SpawnShape::Flat, s(1_000_000, 1000), sel)?,
         spawn(SpawnShape::External, s(1_000_000, 1000), sel)?,
         knucleotide(s(2_500_000, 10_000), false, &ends)?,
+        jacobi(s(1024, 16), s(200, 4), &ends)?,
     ];
-    // The fork path against plain recursion and the branch floor (fork_overhead's shape).
+    // The loop and tree workloads at small sizes again, each run a call from the
+    // measuring thread outside the pool (the way `main` calls a parallel iterator),
+    // beside their in-pool rows above.
     let mut one_top = vec![1, top];
     one_top.dedup();
+    let from_main = Selection {
+        from_main: true,
+        ..at(one_top.clone())
+    };
+    out.extend([
+        increment(s(1000, 100), false, &from_main)?,
+        increment(s(102_400, 1000), false, &from_main)?,
+        increment(s(102_400, 1000), true, &from_main)?,
+        sum_squares(s(1000, 100), &from_main)?,
+        tree(s(1000, 100), Shape::Balanced, &[0], &from_main)?,
+    ]);
+    // The fork path against plain recursion and the branch floor (fork_overhead's shape).
     out.extend(fork_overhead(
         &[s(1000, 100), s(10_000_000, 1000)],
         s(30, 15),

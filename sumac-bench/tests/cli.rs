@@ -190,6 +190,7 @@ fn every_loop_workload_runs_and_rayon_tuned_reports_its_min_len() {
         &["matmul", "--size", "16"],
         &["sum-squares", "--len", "1000"],
         &["sort", "--len", "1000"],
+        &["jacobi", "--n", "16", "--steps", "3"],
     ] {
         let mut a = args.to_vec();
         a.extend(["--threads", "1,2", "--csv", c]);
@@ -402,6 +403,8 @@ fn zero_sizes_exit_2() {
         (&["matmul", "--size", "0"], "--size"),
         (&["sum-squares", "--len", "0"], "--len"),
         (&["sort", "--len", "0"], "--len"),
+        (&["jacobi", "--n", "2"], "--n"),
+        (&["jacobi", "--steps", "0"], "--steps"),
     ] {
         assert_flag_error(&bench(args), flag);
     }
@@ -886,4 +889,27 @@ fn bad_long_leaves_and_fork_overhead_flags_exit_2() {
     let o = bench(&["long-leaves", "--shape", "spiral"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("Usage") || stderr(&o).contains("possible values"));
+}
+
+#[test]
+fn the_suite_lists_the_stencils_leaves_fork_overhead_and_calls_from_main() {
+    let o = bench_raw(&["suite", "--list", "--smoke", "--threads", "1,2"]);
+    assert_ok(&o);
+    let out = stdout(&o);
+    for id in [
+        "jacobi-8x4 ",
+        "jacobi-16x4 ",
+        "increment-100 ",
+        "increment-100-from-main ",
+        "increment-1000-from-main ",
+        "increment-1000-unsplit-from-main ",
+        "sum-squares-100-from-main ",
+        "tree-sum-100-from-main ",
+        "fork-overhead-tree-sum-100 ",
+        "fork-overhead-fib-15-cutoff1 ",
+        "long-leaves-join2-100us ",
+        "long-leaves-loop-100us ",
+    ] {
+        assert!(out.contains(id), "suite --list lacks {id}:\n{out}");
+    }
 }
