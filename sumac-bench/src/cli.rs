@@ -29,7 +29,8 @@ pub struct Cli {
 const AFTER_HELP: &str = "\
 Implementations (--impls): seq (plain sequential code; always run, it is the reference), \
 sumac, rayon, rayon-tuned (loops only: best with_min_len of 1,16,256,4096, reported in `param`), \
-chili (tree-sum, fib), static (tree-sum: one hand-split subtree per OS thread), forte (spawn); \
+chili (tree-sum, fib), static (tree-sum: one hand-split subtree per OS thread), forte (spawn), \
+branch-floor (tree-sum, fib: a join that is one run-time branch; fork-overhead runs it); \
 message passing (channel, ring, threadring, oneshot): crossbeam-channel, flume, kanal, \
 crossfire, std-mpsc (channel suite, OS threads), tokio, async-executor (async \
 runtimes), threads (ring: one OS thread per task).
@@ -80,6 +81,14 @@ pub struct Common {
     /// pool (the default times every run inside one `install`).
     #[arg(long, global = true)]
     pub from_main: bool,
+    /// sumac policy variants, comma-separated, each run as an implementation row of its
+    /// own: `default` (every mechanism on), `-name[+-name...]` (those mechanisms off,
+    /// row `sumac[-name+-name]`), or `each` (default, then every mechanism off alone).
+    /// Mechanisms: age-rule, old-top-forks, worker-rate-limit, pool-rate-limit,
+    /// budget-shrink, wide-recording, rescue, first-item-split, long-item-halving,
+    /// eager-split, idle-spin, requests, timer-slack, guests, linger [default: default].
+    #[arg(long, global = true, value_name = "LIST", allow_hyphen_values = true)]
+    pub policy: Option<String>,
     /// Seed for random inputs (random trees, matrices, vectors).
     #[arg(long, global = true, value_name = "SEED", default_value_t = 42)]
     pub seed: u64,
@@ -102,6 +111,8 @@ pub enum Command {
     Lu(SizeArgs),
     /// Naive matrix product, rows of the result in parallel.
     Matmul(SizeArgs),
+    /// 2-D Jacobi stencil: an n x n grid of f64, one parallel sweep over rows per step.
+    Jacobi(JacobiArgs),
     /// Reduction: map(|x| x * x).sum() over a slice.
     SumSquares(LenArgs),
     /// par_sort_unstable and par_sort of random u64s (benches sort-unstable, sort-stable).
@@ -127,6 +138,12 @@ pub enum Command {
     /// crossbeam-channel thread pool: Bikeshed's experiment and Taskflow's shapes.
     #[command(subcommand)]
     Graph(GraphCommand),
+    /// Coarse tasks: sequential leaves that make no forks under join trees, scopes and a
+    /// parallel loop (how a heartbeat scheduler shares work waiting behind a leaf).
+    LongLeaves(LongLeavesArgs),
+    /// The cost of a fork: tree-sum and fib with a join per node or call, against plain
+    /// recursion and the branch floor (a join that is one run-time branch, no scheduler).
+    ForkOverhead(ForkOverheadArgs),
     /// The headline suite (what runs without a subcommand).
     Headline,
     /// Every workload at its reference sizes with thread and cutoff sweeps: CSV, SVG and REPORT.md.
@@ -177,6 +194,34 @@ pub struct IncrementArgs {
     pub unsplit: bool,
 }
 
+/// `long-leaves` flags.
+#[derive(Args, Debug)]
+pub struct LongLeavesArgs {
+    /// Length of one leaf in microseconds.
+    #[arg(long, value_name = "US", default_value_t = 20_000)]
+    pub leaf_us: u64,
+    /// Which shape [default: all].
+    #[arg(long, value_enum)]
+    pub shape: Option<crate::workloads::leaves::LeafShape>,
+    /// Leaves of the loop shape [default: twice the largest thread count].
+    #[arg(long, value_name = "N")]
+    pub items: Option<u64>,
+    /// Leaves sleep instead of spinning (to check pools larger than the machine).
+    #[arg(long)]
+    pub sleep: bool,
+}
+
+/// `fork-overhead` flags.
+#[derive(Args, Debug)]
+pub struct ForkOverheadArgs {
+    /// Tree sizes, comma-separated (balanced tree-sum, one join per node).
+    #[arg(long, value_name = "LIST", default_value = "1000,10000000")]
+    pub nodes: String,
+    /// fib(N) with a join per call (cutoff 1).
+    #[arg(long = "fib", value_name = "N", default_value_t = 30)]
+    pub fib: u64,
+}
+
 /// `for-irregular` flags.
 #[derive(Args, Debug)]
 pub struct IrregularArgs {
@@ -194,6 +239,17 @@ pub struct SizeArgs {
     /// Matrix side N (an N x N matrix).
     #[arg(long, value_name = "N", default_value_t = 500)]
     pub size: u64,
+}
+
+/// `jacobi` flags.
+#[derive(Args, Debug)]
+pub struct JacobiArgs {
+    /// Grid side N (an N x N grid, N >= 3).
+    #[arg(long = "n", value_name = "N", default_value_t = 256)]
+    pub n: u64,
+    /// Sweeps per run.
+    #[arg(long, value_name = "K", default_value_t = 400)]
+    pub steps: u64,
 }
 
 /// Which sorts `sort` runs.

@@ -5,6 +5,7 @@ use std::time::Instant;
 
 use crate::impls::{run_impl, Impl, Pool, RunOutcome, SumacActivity, MIN_LEN_SWEEP};
 use crate::measure::{MeasureConfig, Progress, Sampling, Summary};
+use crate::policy::Policy;
 use crate::report::Row;
 use crate::trace::TraceRun;
 use crate::workloads::Workload;
@@ -51,9 +52,28 @@ pub struct Plan {
     /// thread, outside the pool (`--from-main`), rather than every run inside one
     /// `install`.
     pub from_main: bool,
+    /// sumac's policy variants (`--policy`): each runs as an implementation of its own
+    /// where `sumac` would run (`[Policy::default()]` = plain sumac).
+    pub policies: Vec<Policy>,
 }
 
 impl Plan {
+    /// The implementations in run order, each sumac policy variant as one entry:
+    /// `(implementation, policy, label)`.
+    pub fn variants(&self) -> Vec<(Impl, Policy, String)> {
+        let mut out = Vec::new();
+        for &imp in &self.impls {
+            if imp == Impl::Sumac {
+                for p in &self.policies {
+                    out.push((imp, p.clone(), p.label()));
+                }
+            } else {
+                out.push((imp, Policy::default(), imp.name().to_string()));
+            }
+        }
+        out
+    }
+
     /// Number of timed runs (for the progress bar).
     pub fn run_count<W: Workload>(&self) -> u64 {
         let seq = if W::SEQ_USES_PARAM {
@@ -62,10 +82,11 @@ impl Plan {
             1
         };
         let per_thread: usize = self
-            .impls
+            .variants()
             .iter()
-            .filter(|&&i| i != Impl::Seq)
-            .map(|&i| {
+            .map(|v| v.0)
+            .filter(|&i| i != Impl::Seq)
+            .map(|i| {
                 if i == Impl::RayonTuned {
                     MIN_LEN_SWEEP.len()
                 } else {
@@ -73,7 +94,8 @@ impl Plan {
                 }
             })
             .sum();
-        (seq + per_thread * self.threads.len() * self.params.len()) as u64
+        let floor = usize::from(self.impls.contains(&Impl::BranchFloor));
+        (seq + ((per_thread - floor) * self.threads.len() + floor) * self.params.len()) as u64
     }
 }
 
@@ -95,6 +117,8 @@ pub struct Settings {
 /// Scheduler activity of one sumac run.
 #[derive(Clone, Debug)]
 pub struct ActivityLine {
+    /// The implementation's label (`sumac`, or a policy variant's `sumac[-rescue]`).
+    pub label: String,
     /// Thread count of the pool.
     pub threads: usize,
     /// Parameter value, if any.
@@ -175,7 +199,7 @@ pub fn run_experiment<W: Workload>(
     // (param, median, check) of the sequential reference.
     let mut reference = Vec::new();
     for &p in &seq_params {
-        progress.set_message(label(plan, Impl::Seq, 1, p));
+        progress.set_message(label(plan, Impl::Seq.name(), 1, p));
         let out = run_impl(
             workload,
             &mut state,
@@ -189,12 +213,18 @@ pub fn run_experiment<W: Workload>(
             &progress,
             false,
         );
-        take_protocol(&mut result, plan, Impl::Seq, 1, p, &out, &progress)?;
+        take_protocol(&mut result, plan, Impl::Seq.name(), 1, p, &out, &progress)?;
         let s = Summary::of(&out.samples_ns);
         reference.push((p, s.median, out.check));
-        result
-            .rows
-            .push(row(plan, Impl::Seq, 1, param_text(p), &out, s.median));
+        result.rows.push(row(
+            plan,
+            Impl::Seq,
+            Impl::Seq.name(),
+            1,
+            param_text(p),
+            &out,
+            s.median,
+        ));
     }
     let seq_for = |p: Option<u64>| {
         let key = if W::SEQ_USES_PARAM { p } else { None };
@@ -205,15 +235,22 @@ pub fn run_experiment<W: Workload>(
             .expect("seq ran for every parameter")
     };
 
-    for &imp in plan.impls.iter().filter(|&&i| i != Impl::Seq) {
-        for &threads in &plan.threads {
+    for (imp, policy, name) in plan.variants().into_iter().filter(|v| v.0 != Impl::Seq) {
+        let name = name.as_str();
+        // The branch floor runs on the calling thread: one row, at 1 thread.
+        let threads_of_variant: &[usize] = if imp == Impl::BranchFloor {
+            &[1]
+        } else {
+            &plan.threads
+        };
+        for &threads in threads_of_variant {
             if settings.deadline.is_some_and(|d| Instant::now() >= d) {
                 result.skipped_runs += plan.params.len();
                 continue;
             }
-            let pool = Pool::build(imp, threads).map_err(RunError)?;
+            let pool = Pool::build(imp, &policy, threads).map_err(RunError)?;
             for &p in &plan.params {
-                progress.set_message(label(plan, imp, threads, p));
+                progress.set_message(label(plan, name, threads, p));
                 let param = p.unwrap_or(0);
                 let sweep: &[usize] = if imp == Impl::RayonTuned {
                     &MIN_LEN_SWEEP
@@ -246,12 +283,12 @@ pub fn run_experiment<W: Workload>(
                     if settings.inject_mismatch {
                         out.check ^= 1;
                     }
-                    take_protocol(&mut result, plan, imp, threads, p, &out, &progress)?;
+                    take_protocol(&mut result, plan, name, threads, p, &out, &progress)?;
                     let (_, want) = seq_for(p);
                     if out.check != want {
                         progress.finish();
                         return Err(RunError(format!(
-                            "result mismatch: {} {}: {imp} with {threads} threads{} returned checksum {:#x}, seq returned {want:#x}",
+                            "result mismatch: {} {}: {name} with {threads} threads{} returned checksum {:#x}, seq returned {want:#x}",
                             plan.bench,
                             plan.size,
                             p.map(|v| format!(" and {} {v}", plan.param_name.unwrap_or("param")))
@@ -276,9 +313,10 @@ pub fn run_experiment<W: Workload>(
                 let (seq_median, _) = seq_for(p);
                 result
                     .rows
-                    .push(row(plan, imp, threads, text, &out, seq_median));
+                    .push(row(plan, imp, name, threads, text, &out, seq_median));
                 if let Some(activity) = out.activity {
                     result.activity.push(ActivityLine {
+                        label: name.to_string(),
                         threads,
                         param: p,
                         activity,
@@ -286,7 +324,7 @@ pub fn run_experiment<W: Workload>(
                 }
                 if settings.trace && imp == Impl::Sumac {
                     result.traces.push(TraceRun {
-                        label: format!("{}: {}", plan.title, label_tail(plan, imp, threads, p)),
+                        label: format!("{}: {}", plan.title, label_tail(plan, name, threads, p)),
                         events: std::mem::take(&mut out.trace),
                     });
                 }
@@ -303,7 +341,7 @@ pub fn run_experiment<W: Workload>(
 fn take_protocol(
     result: &mut ExperimentResult,
     plan: &Plan,
-    imp: Impl,
+    imp: &str,
     threads: usize,
     p: Option<u64>,
     out: &RunOutcome,
@@ -327,7 +365,7 @@ fn param_text(p: Option<u64>) -> String {
     p.map(|v| v.to_string()).unwrap_or_default()
 }
 
-fn label_tail(plan: &Plan, imp: Impl, threads: usize, p: Option<u64>) -> String {
+fn label_tail(plan: &Plan, imp: &str, threads: usize, p: Option<u64>) -> String {
     let mut s = format!("{imp}, {threads} thr");
     if let (Some(name), Some(v)) = (plan.param_name, p) {
         s.push_str(&format!(", {name} {v}"));
@@ -335,7 +373,7 @@ fn label_tail(plan: &Plan, imp: Impl, threads: usize, p: Option<u64>) -> String 
     s
 }
 
-fn label(plan: &Plan, imp: Impl, threads: usize, p: Option<u64>) -> String {
+fn label(plan: &Plan, imp: &str, threads: usize, p: Option<u64>) -> String {
     format!(
         "{} {} | {}",
         plan.bench,
@@ -347,6 +385,7 @@ fn label(plan: &Plan, imp: Impl, threads: usize, p: Option<u64>) -> String {
 fn row(
     plan: &Plan,
     imp: Impl,
+    name: &str,
     threads: usize,
     param: String,
     out: &RunOutcome,
@@ -356,7 +395,7 @@ fn row(
     Row {
         bench: plan.bench.clone(),
         size: plan.size,
-        imp: imp.name().to_string(),
+        imp: name.to_string(),
         threads,
         param,
         min_ns: s.min,

@@ -7,6 +7,7 @@ use std::str::FromStr;
 use std::time::{Duration, Instant};
 
 use crate::measure::{measure, MeasureConfig, Progress, Sampling, Target};
+use crate::policy::Policy;
 use crate::workloads::Workload;
 
 /// An implementation that can appear in `--impls`.
@@ -46,11 +47,14 @@ pub enum Impl {
     Threads,
     /// Task graphs: OS worker threads pulling ready task ids from a crossbeam channel.
     ChannelPool,
+    /// fork-overhead's floor: `join` as `(a(), b())` behind one run-time branch, no
+    /// scheduler ([`BranchFloorJoin`]); runs only when named or in `fork-overhead`.
+    BranchFloor,
 }
 
 impl Impl {
     /// Every implementation, in display order.
-    pub const ALL: [Impl; 16] = [
+    pub const ALL: [Impl; 17] = [
         Impl::Seq,
         Impl::Sumac,
         Impl::Rayon,
@@ -67,12 +71,14 @@ impl Impl {
         Impl::AsyncExecutor,
         Impl::Threads,
         Impl::ChannelPool,
+        Impl::BranchFloor,
     ];
 
     /// Whether the implementation runs only when `--impls` names it: forte 1.0.0-alpha.4
-    /// deadlocks when its pool shrinks, so it runs only at thread counts that grow.
+    /// deadlocks when its pool shrinks, so it runs only at thread counts that grow; the
+    /// branch floor is a reference for `fork-overhead`, not a peer.
     pub fn only_when_named(self) -> bool {
-        self == Impl::Forte
+        matches!(self, Impl::Forte | Impl::BranchFloor)
     }
 
     /// The name used in `--impls`, tables and CSV files.
@@ -94,6 +100,7 @@ impl Impl {
             Impl::AsyncExecutor => "async-executor",
             Impl::Threads => "threads",
             Impl::ChannelPool => "channel-pool",
+            Impl::BranchFloor => "branch-floor",
         }
     }
 }
@@ -155,6 +162,47 @@ impl Join for RayonJoin {
     }
 }
 
+/// Never true in practice ([`arm_branch_floor`] stores whether the process has absurdly
+/// many arguments), but the compiler cannot know: [`BranchFloorJoin`]'s branch stays a
+/// real run-time test.
+static NEVER: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Makes [`NEVER`] depend on the command line (call once from `main`).
+pub fn arm_branch_floor() {
+    NEVER.store(
+        std::env::args().len() > 1_000_000,
+        std::sync::atomic::Ordering::Relaxed,
+    );
+}
+
+/// The floor of any `join` that decides at run time whether to record its fork: no
+/// scheduler at all, just `(a(), b())` behind one branch on a flag that is never set.
+/// The branch alone matters because both ways out of it produce the results, and the
+/// code after `join` must merge them: the compiler can no longer turn the call of `b`
+/// into a loop, as it does in plain recursion, so every fork costs a call of its own.
+pub struct BranchFloorJoin;
+
+impl Join for BranchFloorJoin {
+    #[inline(always)]
+    fn join<RA: Send, RB: Send>(
+        a: impl FnOnce() -> RA + Send,
+        b: impl FnOnce() -> RB + Send,
+    ) -> (RA, RB) {
+        if NEVER.load(std::sync::atomic::Ordering::Relaxed) {
+            return run_elsewhere(a, b);
+        }
+        (a(), b())
+    }
+}
+
+/// The other way out of [`BranchFloorJoin`]'s branch (never taken).
+#[cold]
+#[inline(never)]
+fn run_elsewhere<RA, RB>(a: impl FnOnce() -> RA, b: impl FnOnce() -> RB) -> (RA, RB) {
+    let rb = b();
+    (a(), rb)
+}
+
 /// The `with_min_len` values swept for `rayon-tuned`.
 pub const MIN_LEN_SWEEP: [usize; 4] = [1, 16, 256, 4096];
 
@@ -184,6 +232,8 @@ pub enum Ctx<'a, 's> {
         /// Number of worker threads.
         threads: usize,
     },
+    /// On the calling thread, forks through [`BranchFloorJoin`].
+    BranchFloor,
 }
 
 /// What the scheduler of a sumac pool did during one run, per second of wall time.
@@ -353,8 +403,9 @@ pub fn with_current_pool<R>(f: impl FnOnce(PoolRef<'_>) -> R) -> R {
 }
 
 impl Pool {
-    /// Builds the pool `imp` needs for `threads` threads.
-    pub fn build(imp: Impl, threads: usize) -> Result<Pool, String> {
+    /// Builds the pool `imp` needs for `threads` threads (a sumac pool with `policy`'s
+    /// mechanisms switched off).
+    pub fn build(imp: Impl, policy: &Policy, threads: usize) -> Result<Pool, String> {
         Ok(match imp {
             Impl::Seq
             | Impl::Static
@@ -366,15 +417,11 @@ impl Pool {
             | Impl::Tokio
             | Impl::AsyncExecutor
             | Impl::Threads
-            | Impl::ChannelPool => Pool::None,
-            Impl::Sumac => Pool::Sumac(
-                sumac::ThreadPoolBuilder::new()
-                    .num_threads(threads)
-                    .build()
-                    .map_err(|e| {
-                        format!("cannot build a sumac pool of {threads} threads: {e:?}")
-                    })?,
-            ),
+            | Impl::ChannelPool
+            | Impl::BranchFloor => Pool::None,
+            Impl::Sumac => Pool::Sumac(policy.builder(threads).build().map_err(|e| {
+                format!("cannot build a sumac pool of {threads} threads ({policy}): {e:?}")
+            })?),
             Impl::Rayon | Impl::RayonTuned => Pool::Rayon(
                 rayon::ThreadPoolBuilder::new()
                     .num_threads(threads)
@@ -523,6 +570,9 @@ pub fn run_impl<W: Workload>(
             &mut bind(state, Ctx::Static { threads }),
             sampling,
         ),
+        (Impl::BranchFloor, _) => {
+            measure(cfg, progress, &mut bind(state, Ctx::BranchFloor), sampling)
+        }
         (Impl::ChannelPool, _) => measure(
             cfg,
             progress,

@@ -11,6 +11,7 @@ mod impls;
 mod measure;
 mod output;
 mod plot;
+mod policy;
 mod report;
 mod specs;
 mod suite;
@@ -47,6 +48,7 @@ impl From<FlagError> for Failure {
 }
 
 fn main() -> ExitCode {
+    impls::arm_branch_floor();
     let cli = Cli::parse();
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
@@ -79,6 +81,10 @@ fn run(cli: Cli) -> Result<(), Failure> {
         None => cli::default_threads(),
     };
     let impls = common.impls.as_deref().map(cli::parse_impls).transpose()?;
+    let policies = match common.policy.as_deref() {
+        Some(list) => policy::parse_policies(list)?,
+        None => vec![policy::Policy::default()],
+    };
     if common.samples == Some(0) {
         return Err(Failure::Flag("--samples: must be at least 1".into()));
     }
@@ -90,6 +96,7 @@ fn run(cli: Cli) -> Result<(), Failure> {
     let headline = matches!(cli.command, None | Some(Command::Headline));
     let sel = Selection {
         from_main: common.from_main,
+        policies,
         impls,
         strict: !(headline || is_suite),
         threads,
@@ -115,6 +122,13 @@ fn run(cli: Cli) -> Result<(), Failure> {
         Defaults {
             samples: 5,
             warmup_ms: 200,
+            sampling_budget: None,
+        }
+    } else if matches!(cli.command, Some(Command::LongLeaves(_))) {
+        // Runs last tens to hundreds of milliseconds (the old example took the best of 5).
+        Defaults {
+            samples: 5,
+            warmup_ms: 100,
             sampling_budget: None,
         }
     } else if headline {
@@ -315,6 +329,7 @@ fn build_specs(
         }
         Some(Command::Lu(a)) => vec![specs::lu(positive("--size", a.size)?, sel)?],
         Some(Command::Matmul(a)) => vec![specs::matmul(positive("--size", a.size)?, sel)?],
+        Some(Command::Jacobi(a)) => vec![specs::jacobi(a.n, positive("--steps", a.steps)?, sel)?],
         Some(Command::SumSquares(a)) => vec![specs::sum_squares(positive("--len", a.len)?, sel)?],
         Some(Command::Graph(g)) => graph_specs(g, sel)?,
         Some(Command::Sort(a)) => {
@@ -360,6 +375,34 @@ fn build_specs(
         Some(Command::Bfs(a)) => {
             let scale = a.scale.unwrap_or(if common.smoke { 16 } else { 20 });
             specs::bfs(scale, a.keys, a.direction, sel)?
+        }
+        Some(Command::LongLeaves(a)) => {
+            let leaf_us = positive("--leaf-us", a.leaf_us)?;
+            if leaf_us > 10_000_000 {
+                return Err(FlagError("--leaf-us: at most 10,000,000 (10 s)".into()));
+            }
+            let items = match a.items {
+                Some(n) => positive("--items", n)?,
+                None => 2 * sel.threads.iter().copied().max().unwrap_or(1) as u64,
+            };
+            let shapes: Vec<_> = match a.shape {
+                Some(shape) => vec![shape],
+                None => workloads::leaves::LeafShape::ALL.to_vec(),
+            };
+            shapes
+                .into_iter()
+                .map(|shape| specs::long_leaves(shape, leaf_us, items, a.sleep, sel))
+                .collect::<Result<_, _>>()?
+        }
+        Some(Command::ForkOverhead(a)) => {
+            let nodes = cli::parse_list("--nodes", &a.nodes, false)?;
+            let n = positive("--fib", a.fib)?;
+            if n > 90 {
+                return Err(FlagError(
+                    "--fib: at most 90 (fib(91) overflows the call count)".into(),
+                ));
+            }
+            specs::fork_overhead(&nodes, n, sel)?
         }
         Some(Command::Knucleotide(a)) => {
             let n = a.n.unwrap_or(if common.smoke { 10_000 } else { 2_500_000 });

@@ -137,8 +137,28 @@ fn colour(imp: &str) -> RGBColor {
         "rayon-tuned" => RGBColor(120, 180, 230),
         "chili" => RGBColor(44, 160, 44),
         "static" => RGBColor(148, 103, 189),
+        variant if variant.starts_with("sumac[") => policy_colour(variant),
         _ => RGBColor(0, 0, 0),
     }
+}
+
+/// A colour for a sumac policy variant (`sumac[-rescue]`): one of a palette of warm
+/// and dark hues, chosen by the label's hash so a variant keeps its colour across figures.
+fn policy_colour(label: &str) -> RGBColor {
+    const PALETTE: [RGBColor; 8] = [
+        RGBColor(255, 127, 14),
+        RGBColor(140, 86, 75),
+        RGBColor(227, 119, 194),
+        RGBColor(188, 189, 34),
+        RGBColor(23, 190, 207),
+        RGBColor(128, 0, 0),
+        RGBColor(255, 187, 120),
+        RGBColor(60, 60, 160),
+    ];
+    let hash = label
+        .bytes()
+        .fold(0u32, |h, b| h.wrapping_mul(31).wrapping_add(u32::from(b)));
+    PALETTE[hash as usize % PALETTE.len()]
 }
 
 fn row_label(r: &Row, res: &ExperimentResult) -> String {

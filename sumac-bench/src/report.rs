@@ -134,6 +134,14 @@ pub fn table(res: &ExperimentResult) -> String {
         None if res.rows.iter().any(|r| !r.param.is_empty()) => "min_len",
         None => "",
     };
+    // The implementation column fits the longest label (policy variants are long).
+    let width = res
+        .rows
+        .iter()
+        .map(|r| r.imp.len())
+        .max()
+        .unwrap_or(0)
+        .max(12);
     let mut s = String::new();
     let _ = writeln!(
         s,
@@ -143,21 +151,26 @@ pub fn table(res: &ExperimentResult) -> String {
     );
     let _ = writeln!(
         s,
-        "{:<12} {:>7} {:>8} {:>12} {:>12} {:>12} {:>8}",
+        "{:<w$} {:>7} {:>8} {:>12} {:>12} {:>12} {:>8}",
         "impl",
         "threads",
         param_head,
         format!("median/{}", short(unit)),
         format!("min/{}", short(unit)),
         "median/run",
-        "ratio"
+        "ratio",
+        w = width
     );
     for r in &res.rows {
         let [median, min, per_run] = r.times(plan.units as f64);
         let _ = writeln!(
             s,
-            "{:<12} {:>7} {:>8} {median:>12} {min:>12} {per_run:>12} {:>8.3}",
-            r.imp, r.threads, r.param, r.ratio_to_seq
+            "{:<w$} {:>7} {:>8} {median:>12} {min:>12} {per_run:>12} {:>8.3}",
+            r.imp,
+            r.threads,
+            r.param,
+            r.ratio_to_seq,
+            w = width
         );
     }
     if res.skipped_runs > 0 {
@@ -183,7 +196,8 @@ pub fn table(res: &ExperimentResult) -> String {
             let x = &a.activity;
             let _ = writeln!(
                 s,
-                "  sumac {:>3} thr{p}: {} promotions/s, {} jobs run by thieves/s, {} sleeps/s ({} forks/s, {} wake-ups/s)",
+                "  {} {:>3} thr{p}: {} promotions/s, {} jobs run by thieves/s, {} sleeps/s ({} forks/s, {} wake-ups/s)",
+                a.label,
                 a.threads,
                 fmt_rate(x.promotions),
                 fmt_rate(x.stolen),
@@ -261,15 +275,16 @@ pub fn markdown(res: &ExperimentResult) -> String {
         let _ = writeln!(s, "\nsumac scheduler activity, per second of wall time:\n");
         let _ = writeln!(
             s,
-            "| threads |{} promotions/s | jobs run by thieves/s | sleeps/s | forks/s |",
+            "| impl | threads |{} promotions/s | jobs run by thieves/s | sleeps/s | forks/s |",
             pcell(plan.param_name.unwrap_or_default())
         );
-        let _ = writeln!(s, "|---:|{}---:|---:|---:|---:|", pcell("---:"));
+        let _ = writeln!(s, "|---|---:|{}---:|---:|---:|---:|", pcell("---:"));
         for a in &res.activity {
             let x = &a.activity;
             let _ = writeln!(
                 s,
-                "| {} |{} {} | {} | {} | {} |",
+                "| {} | {} |{} {} | {} | {} | {} |",
+                a.label,
                 a.threads,
                 pcell(&a.param.map(|v| v.to_string()).unwrap_or_default()),
                 fmt_rate(x.promotions),

@@ -5,6 +5,7 @@ use crate::cli::DirectionChoice;
 use crate::experiment::{run_experiment, ExperimentResult, Plan, RunError, Settings, SweepMetric};
 use crate::impls::Impl;
 use crate::output::FlagError;
+use crate::policy::Policy;
 use crate::report::fmt_count;
 use crate::workloads::bfs::{self, Bfs, Direction};
 use crate::workloads::channel::{ChannelBench, Shape as ChannelShape};
@@ -13,7 +14,8 @@ use crate::workloads::graph::{
     Bikeshed, CostOf, Shape as GraphShape, ShapeWorkload, TaskCost, Variant,
 };
 use crate::workloads::knucleotide::KNucleotide;
-use crate::workloads::loops::{ForIrregular, Increment, Iota, Lu, Matmul, SumSquares};
+use crate::workloads::leaves::{LeafShape, LongLeaves};
+use crate::workloads::loops::{ForIrregular, Increment, Iota, Jacobi, Lu, Matmul, SumSquares};
 use crate::workloads::ring::MessageBench;
 use crate::workloads::sort::{Sort, SortKind};
 use crate::workloads::spawn::{Spawn, SpawnShape};
@@ -49,6 +51,8 @@ pub struct Selection {
     pub seed: u64,
     /// Time each run as a call from outside the pool (`--from-main`).
     pub from_main: bool,
+    /// sumac's policy variants (`--policy`).
+    pub policies: Vec<Policy>,
 }
 
 /// Fills in `plan.impls` from the selection and wraps the workload builder.
@@ -88,6 +92,14 @@ fn make<W: Workload + 'static>(
         }
     };
     plan.threads = sel.threads.clone();
+    plan.policies = sel.policies.clone();
+    let only_default = matches!(sel.policies.as_slice(), [p] if p.is_default());
+    if sel.strict && !only_default && !plan.impls.contains(&Impl::Sumac) {
+        return Err(FlagError(format!(
+            "--policy: {} runs no sumac variant here (sumac is not among its implementations)",
+            plan.bench
+        )));
+    }
     if sel.from_main {
         plan.from_main = true;
         plan.id.push_str("-from-main");
@@ -132,6 +144,7 @@ fn base(id: String, bench: &str, title: String, size: u64, unit: &'static str, u
         sweep_metric: SweepMetric::TimePerUnit,
         pair_long_runs: false,
         from_main: false,
+        policies: vec![Policy::default()],
     }
 }
 
@@ -280,6 +293,30 @@ pub fn matmul(size: u64, sel: &Selection) -> Result<Spec, FlagError> {
     make(plan, sel, move || Matmul::new(size as usize, seed))
 }
 
+/// jacobi: `steps` sweeps of an `n x n` grid.
+pub fn jacobi(n: u64, steps: u64, sel: &Selection) -> Result<Spec, FlagError> {
+    if !(3..=16_384).contains(&n) {
+        return Err(FlagError(
+            "--n: the grid side must be from 3 to 16384".into(),
+        ));
+    }
+    if steps > 1_000_000 {
+        return Err(FlagError("--steps: at most 1,000,000".into()));
+    }
+    let plan = base(
+        format!("jacobi-{n}x{}", si(steps)),
+        "jacobi",
+        format!("jacobi, {n} x {n} grid, {} sweeps", fmt_count(steps)),
+        n,
+        "cell",
+        n * n * steps,
+    );
+    let seed = sel.seed;
+    make(plan, sel, move || {
+        Jacobi::new(n as usize, steps as usize, seed)
+    })
+}
+
 /// sum-squares over `len` elements.
 pub fn sum_squares(len: u64, sel: &Selection) -> Result<Spec, FlagError> {
     let plan = base(
@@ -325,6 +362,71 @@ pub fn spawn(shape: SpawnShape, size: u64, sel: &Selection) -> Result<Spec, Flag
     };
     let plan = base(id, bench, title, size, "job", jobs);
     make(plan, sel, move || Spawn::new(shape, size))
+}
+
+/// long-leaves: `shape` with leaves of `leaf_us` µs (sleeping if `sleep`), `items`
+/// leaves for the loop shape.
+pub fn long_leaves(
+    shape: LeafShape,
+    leaf_us: u64,
+    items: u64,
+    sleep: bool,
+    sel: &Selection,
+) -> Result<Spec, FlagError> {
+    let leaves = shape.leaves(items);
+    let kind = if sleep { "sleeping" } else { "busy" };
+    let plan = base(
+        format!(
+            "long-leaves-{}-{}us{}",
+            shape.name(),
+            si(leaf_us),
+            if sleep { "-sleep" } else { "" }
+        ),
+        &format!("long-leaves-{}", shape.name()),
+        format!(
+            "long leaves: {}, {} µs {kind} leaves",
+            shape.describe(items),
+            fmt_count(leaf_us)
+        ),
+        leaf_us,
+        "leaf",
+        leaves,
+    );
+    let mut spec = make(plan, sel, move || {
+        LongLeaves::new(
+            shape,
+            items,
+            std::time::Duration::from_micros(leaf_us),
+            sleep,
+        )
+    })?;
+    if shape == LeafShape::Loop && !cfg!(feature = "sumac-iter") {
+        spec.plan.impls.retain(|&imp| imp != Impl::Sumac);
+    }
+    Ok(spec)
+}
+
+/// fork-overhead: balanced tree-sum of each size in `nodes` and fib(`fib_n`), one join
+/// per node or call, by default against plain recursion, Rayon and the branch floor.
+pub fn fork_overhead(nodes: &[u64], fib_n: u64, sel: &Selection) -> Result<Vec<Spec>, FlagError> {
+    let sel = &Selection {
+        impls: Some(
+            sel.impls
+                .clone()
+                .unwrap_or_else(|| vec![Impl::Seq, Impl::Sumac, Impl::Rayon, Impl::BranchFloor]),
+        ),
+        ..sel.clone()
+    };
+    let mut out = Vec::new();
+    for &n in nodes {
+        out.push(tree(n, Shape::Balanced, &[0], sel)?);
+    }
+    out.push(fib(fib_n, &[1], sel)?);
+    for spec in &mut out {
+        spec.plan.id = format!("fork-overhead-{}", spec.plan.id);
+        spec.plan.title = format!("fork overhead: {}", spec.plan.title);
+    }
+    Ok(out)
 }
 
 /// Graph500 BFS on a Kronecker graph of `2^scale` vertices with `keys` search
@@ -572,6 +674,9 @@ pub fn suite(smoke: bool, sel: &Selection) -> Result<Vec<Spec>, FlagError> {
         for_irregular(s(10_000, 300), 25, sel)?,
         lu(s(700, 20), sel)?,
         matmul(s(500, 20), sel)?,
+        jacobi(s(256, 8), s(400, 4), sel)?,
+        increment(s(1000, 100), false, sel)?,
+        increment(s(102_400, 1000), false, sel)?,
         iota(s(100_000_000, 5000), &ends)?,
         sum_squares(s(100_000_000, 5000), &ends)?,
         sort(s(10_000_000, 5000), SortKind::Unstable, &ends)?,
@@ -583,7 +688,40 @@ pub fn suite(smoke: bool, sel: &Selection) -> Result<Vec<Spec>, FlagError> {
         spawn(SpawnShape::Flat, s(1_000_000, 1000), sel)?,
         spawn(SpawnShape::External, s(1_000_000, 1000), sel)?,
         knucleotide(s(2_500_000, 10_000), false, &ends)?,
+        jacobi(s(1024, 16), s(200, 4), &ends)?,
     ];
+    // The loop and tree workloads at small sizes again, each run a call from the
+    // measuring thread outside the pool (the way `main` calls a parallel iterator),
+    // beside their in-pool rows above.
+    let mut one_top = vec![1, top];
+    one_top.dedup();
+    let from_main = Selection {
+        from_main: true,
+        ..at(one_top.clone())
+    };
+    out.extend([
+        increment(s(1000, 100), false, &from_main)?,
+        increment(s(102_400, 1000), false, &from_main)?,
+        increment(s(102_400, 1000), true, &from_main)?,
+        sum_squares(s(1000, 100), &from_main)?,
+        tree(s(1000, 100), Shape::Balanced, &[0], &from_main)?,
+    ]);
+    // The fork path against plain recursion and the branch floor (fork_overhead's shape).
+    out.extend(fork_overhead(
+        &[s(1000, 100), s(10_000_000, 1000)],
+        s(30, 15),
+        &at(one_top),
+    )?);
+    // Coarse leaves that make no forks, at all cores: 2 ms busy leaves.
+    for shape in LeafShape::ALL {
+        out.push(long_leaves(
+            shape,
+            s(2000, 100),
+            2 * top as u64,
+            false,
+            &at(vec![top]),
+        )?);
+    }
     out.extend(bfs(
         if smoke { 12 } else { 20 },
         if smoke { 8 } else { 64 },

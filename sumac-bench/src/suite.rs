@@ -136,7 +136,7 @@ fn write_report(dir: &Path, results: &[(Plan, Status)], settings: &Settings) -> 
     for (plan, status) in results {
         let _ = writeln!(s, "\n<a id=\"{}\"></a>\n## {}\n", plan.id, plan.title);
         let threads: Vec<String> = plan.threads.iter().map(|t| t.to_string()).collect();
-        let impls: Vec<&str> = plan.impls.iter().map(|i| i.name()).collect();
+        let impls: Vec<String> = plan.variants().into_iter().map(|v| v.2).collect();
         let _ = writeln!(
             s,
             "Implementations: {}; threads: {}.\n",

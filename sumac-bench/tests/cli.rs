@@ -190,6 +190,7 @@ fn every_loop_workload_runs_and_rayon_tuned_reports_its_min_len() {
         &["matmul", "--size", "16"],
         &["sum-squares", "--len", "1000"],
         &["sort", "--len", "1000"],
+        &["jacobi", "--n", "16", "--steps", "3"],
     ] {
         let mut a = args.to_vec();
         a.extend(["--threads", "1,2", "--csv", c]);
@@ -402,6 +403,8 @@ fn zero_sizes_exit_2() {
         (&["matmul", "--size", "0"], "--size"),
         (&["sum-squares", "--len", "0"], "--len"),
         (&["sort", "--len", "0"], "--len"),
+        (&["jacobi", "--n", "2"], "--n"),
+        (&["jacobi", "--steps", "0"], "--steps"),
     ] {
         assert_flag_error(&bench(args), flag);
     }
@@ -709,6 +712,203 @@ fn the_suite_lists_the_graph_experiments() {
         "graph-traversal",
         "graph-create-task",
         "graph-add-dependency",
+    ] {
+        assert!(out.contains(id), "suite --list lacks {id}:\n{out}");
+    }
+}
+
+#[test]
+fn policy_variants_run_side_by_side_as_rows_of_their_own() {
+    let dir = scratch("policy");
+    let csv = dir.join("p.csv");
+    let o = bench(&[
+        "increment",
+        "--len",
+        "1000",
+        "--policy",
+        "default,-guests",
+        "--from-main",
+        "--threads",
+        "1,2",
+        "--csv",
+        csv.to_str().unwrap(),
+    ]);
+    assert_ok(&o);
+    let rows = read_csv(&csv);
+    for label in ["sumac", "sumac[-guests]"] {
+        let threads: Vec<&str> = rows
+            .iter()
+            .filter(|r| r[2] == label)
+            .map(|r| r[3].as_str())
+            .collect();
+        assert_eq!(threads, ["1", "2"], "{label} in {rows:?}");
+    }
+    assert!(
+        stdout(&o).contains("sumac[-guests]   1 thr"),
+        "{}",
+        stdout(&o)
+    );
+    // Several mechanisms off in one variant; no default variant at all.
+    let o = bench(&[
+        "tree-sum",
+        "--nodes",
+        "1000",
+        "--policy",
+        "-rescue+-age-rule",
+        "--threads",
+        "2",
+        "--impls",
+        "seq,sumac",
+        "--csv",
+        csv.to_str().unwrap(),
+    ]);
+    assert_ok(&o);
+    let impls: Vec<String> = read_csv(&csv).into_iter().map(|r| r[2].clone()).collect();
+    assert_eq!(impls, ["seq", "sumac[-rescue+-age-rule]"]);
+    fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn bad_policies_exit_2_naming_the_valid_mechanisms() {
+    for bad in ["", "rescue", "-nope", "-rescue+nope", "default,-"] {
+        let o = bench(&["tree-sum", "--nodes", "10", "--policy", bad]);
+        assert_flag_error(&o, "--policy");
+    }
+    let o = bench(&["tree-sum", "--nodes", "10", "--policy", "-nope"]);
+    assert!(stderr(&o).contains("age-rule") && stderr(&o).contains("idle-spin"));
+    // A variant with no sumac run to apply to.
+    assert_flag_error(
+        &bench(&[
+            "iota",
+            "--len",
+            "10",
+            "--impls",
+            "seq,rayon",
+            "--policy",
+            "-rescue",
+        ]),
+        "--policy",
+    );
+}
+
+#[test]
+fn long_leaves_runs_every_shape_for_seq_sumac_and_rayon() {
+    let dir = scratch("leaves");
+    let csv = dir.join("l.csv");
+    let o = bench(&[
+        "long-leaves",
+        "--leaf-us",
+        "50",
+        "--threads",
+        "2",
+        "--csv",
+        csv.to_str().unwrap(),
+    ]);
+    assert_ok(&o);
+    let rows = read_csv(&csv);
+    for shape in [
+        "join2",
+        "join4",
+        "tree3",
+        "tree4",
+        "scope4",
+        "scope-body",
+        "loop",
+    ] {
+        let bench = format!("long-leaves-{shape}");
+        let impls: Vec<&str> = rows
+            .iter()
+            .filter(|r| r[0] == bench)
+            .map(|r| r[2].as_str())
+            .collect();
+        assert_eq!(impls, ["seq", "sumac", "rayon"], "{bench} in {rows:?}");
+    }
+    assert!(stdout(&o).contains("ceil(16 / t)"), "{}", stdout(&o));
+    let o = bench(&[
+        "long-leaves",
+        "--leaf-us",
+        "20",
+        "--shape",
+        "loop",
+        "--items",
+        "5",
+        "--sleep",
+        "--threads",
+        "3",
+    ]);
+    assert_ok(&o);
+    assert!(stdout(&o).contains("par_iter over 5 leaves, 20 µs sleeping leaves"));
+    fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn fork_overhead_compares_the_fork_path_with_the_branch_floor() {
+    let dir = scratch("fork-overhead");
+    let csv = dir.join("f.csv");
+    let o = bench(&[
+        "fork-overhead",
+        "--nodes",
+        "100,1000",
+        "--fib",
+        "12",
+        "--threads",
+        "1,2",
+        "--csv",
+        csv.to_str().unwrap(),
+    ]);
+    assert_ok(&o);
+    let rows = read_csv(&csv);
+    for bench in ["tree-sum", "fib"] {
+        let impls: Vec<&str> = rows
+            .iter()
+            .filter(|r| r[0] == bench && r[1] != "100")
+            .map(|r| r[2].as_str())
+            .collect();
+        assert_eq!(
+            impls,
+            ["seq", "sumac", "sumac", "rayon", "rayon", "branch-floor"],
+            "{bench}"
+        );
+    }
+    assert!(stdout(&o).contains("fork overhead: tree-sum, 100 nodes"));
+    fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn bad_long_leaves_and_fork_overhead_flags_exit_2() {
+    for (args, flag) in [
+        (&["long-leaves", "--leaf-us", "0"][..], "--leaf-us"),
+        (&["long-leaves", "--leaf-us", "20000000"], "--leaf-us"),
+        (&["long-leaves", "--items", "0"], "--items"),
+        (&["fork-overhead", "--nodes", "0"], "--nodes"),
+        (&["fork-overhead", "--nodes", ""], "--nodes"),
+        (&["fork-overhead", "--fib", "91"], "--fib"),
+    ] {
+        assert_flag_error(&bench(args), flag);
+    }
+    let o = bench(&["long-leaves", "--shape", "spiral"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("Usage") || stderr(&o).contains("possible values"));
+}
+
+#[test]
+fn the_suite_lists_the_stencils_leaves_fork_overhead_and_calls_from_main() {
+    let o = bench_raw(&["suite", "--list", "--smoke", "--threads", "1,2"]);
+    assert_ok(&o);
+    let out = stdout(&o);
+    for id in [
+        "jacobi-8x4 ",
+        "jacobi-16x4 ",
+        "increment-100 ",
+        "increment-100-from-main ",
+        "increment-1000-from-main ",
+        "increment-1000-unsplit-from-main ",
+        "sum-squares-100-from-main ",
+        "tree-sum-100-from-main ",
+        "fork-overhead-tree-sum-100 ",
+        "fork-overhead-fib-15-cutoff1 ",
+        "long-leaves-join2-100us ",
+        "long-leaves-loop-100us ",
     ] {
         assert!(out.contains(id), "suite --list lacks {id}:\n{out}");
     }

@@ -1,7 +1,7 @@
 //! fib: naive doubly recursive Fibonacci, forking with `join` above the cutoff
 //! and plain recursion at or below it.
 
-use crate::impls::{Ctx, Impl, Join, RayonJoin, SumacJoin};
+use crate::impls::{BranchFloorJoin, Ctx, Impl, Join, RayonJoin, SumacJoin};
 use crate::workloads::Workload;
 
 /// Plain recursive Fibonacci (`fib(0) = 0`, `fib(1) = 1`).
@@ -62,7 +62,10 @@ impl Workload for Fib {
     fn new_state(&self) {}
 
     fn supports(imp: Impl) -> bool {
-        matches!(imp, Impl::Seq | Impl::Sumac | Impl::Rayon | Impl::Chili)
+        matches!(
+            imp,
+            Impl::Seq | Impl::Sumac | Impl::Rayon | Impl::Chili | Impl::BranchFloor
+        )
     }
 
     fn run(&self, ctx: &mut Ctx<'_, '_>, _state: &mut (), cutoff: u64) -> u64 {
@@ -71,6 +74,7 @@ impl Workload for Fib {
             Ctx::Sumac => fib_join::<SumacJoin>(self.n, cutoff),
             Ctx::Rayon { .. } => fib_join::<RayonJoin>(self.n, cutoff),
             Ctx::Chili(s) => fib_chili(self.n, cutoff, s),
+            Ctx::BranchFloor => fib_join::<BranchFloorJoin>(self.n, cutoff),
             Ctx::Static { .. } | Ctx::Forte | Ctx::ChannelPool { .. } => {
                 unreachable!("fib has no static, forte or channel-pool variant")
             }

@@ -25,7 +25,8 @@ pub fn loop_supports(imp: Impl) -> bool {
         | Impl::StdMpsc
         | Impl::Tokio
         | Impl::AsyncExecutor
-        | Impl::Threads => false,
+        | Impl::Threads
+        | Impl::BranchFloor => false,
     }
 }
 
@@ -61,12 +62,31 @@ fn matmul_row(a: &[Vec<f64>], b: &[Vec<f64>], i: usize, out: &mut [f64]) {
     }
 }
 
+/// Row `i` of one Jacobi sweep of an `n x n` grid: each interior cell becomes the mean
+/// of its four neighbours in `cur`; boundary cells (the first and last rows and
+/// columns) keep their values.
+#[inline]
+fn jacobi_row(cur: &[f64], row: &mut [f64], n: usize, i: usize) {
+    let mid = &cur[i * n..(i + 1) * n];
+    if i == 0 || i == n - 1 {
+        row.copy_from_slice(mid);
+        return;
+    }
+    let up = &cur[(i - 1) * n..i * n];
+    let down = &cur[(i + 1) * n..(i + 2) * n];
+    row[0] = mid[0];
+    row[n - 1] = mid[n - 1];
+    for j in 1..n - 1 {
+        row[j] = 0.25 * (up[j] + down[j] + mid[j - 1] + mid[j + 1]);
+    }
+}
+
 /// Generates the parallel kernels for a crate with Rayon's iterator API.
 macro_rules! par_kernels {
     ($module:ident, $krate:ident) => {
         #[doc = concat!("Loop kernels on `", stringify!($krate), "`'s parallel iterators.")]
         pub mod $module {
-            use super::{irregular_item, lu_row, matmul_row};
+            use super::{irregular_item, jacobi_row, lu_row, matmul_row};
             use $krate::prelude::*;
 
             /// Writes 42 into every element.
@@ -107,6 +127,14 @@ macro_rules! par_kernels {
                     .enumerate()
                     .with_min_len(min_len)
                     .for_each(|(i, row)| matmul_row(a, b, i, row));
+            }
+
+            /// One Jacobi sweep of an `n x n` grid from `cur` into `next`, rows in parallel.
+            pub fn jacobi_sweep(cur: &[f64], next: &mut [f64], n: usize, min_len: usize) {
+                next.par_chunks_mut(n)
+                    .enumerate()
+                    .with_min_len(min_len)
+                    .for_each(|(i, row)| jacobi_row(cur, row, n, i));
             }
 
             /// Sum of the squares of the elements.
@@ -417,6 +445,79 @@ impl Workload for SumSquares {
     }
 }
 
+/// jacobi: a 2-D Jacobi stencil on an `n x n` grid of `f64`, `steps` sweeps; each
+/// sweep is one parallel loop over the rows of the second grid (`par_chunks_mut`),
+/// then the grids swap. The boundary is fixed at 1, the interior starts random.
+pub struct Jacobi {
+    n: usize,
+    steps: usize,
+    input: Vec<f64>,
+}
+
+impl Jacobi {
+    /// An `n x n` grid (`n >= 3`), `steps` sweeps per run.
+    pub fn new(n: usize, steps: usize, seed: u64) -> Jacobi {
+        assert!(n >= 3, "the grid needs an interior");
+        let mut rng = SplitMix64::new(seed);
+        let input = (0..n * n)
+            .map(|k| {
+                let (i, j) = (k / n, k % n);
+                if i == 0 || j == 0 || i == n - 1 || j == n - 1 {
+                    1.0
+                } else {
+                    rng.unit_f64()
+                }
+            })
+            .collect();
+        Jacobi { n, steps, input }
+    }
+}
+
+/// The two grids of a Jacobi run: the current one and the one a sweep writes.
+pub struct Grids {
+    cur: Vec<f64>,
+    next: Vec<f64>,
+}
+
+impl Workload for Jacobi {
+    type State = Grids;
+
+    fn new_state(&self) -> Grids {
+        Grids {
+            cur: self.input.clone(),
+            next: vec![0.0; self.input.len()],
+        }
+    }
+
+    fn reset(&self, g: &mut Grids) {
+        g.cur.copy_from_slice(&self.input);
+    }
+
+    fn supports(imp: Impl) -> bool {
+        loop_supports(imp)
+    }
+
+    fn run(&self, ctx: &mut Ctx<'_, '_>, g: &mut Grids, _: u64) -> u64 {
+        let n = self.n;
+        for _ in 0..self.steps {
+            let (cur, next) = (&g.cur[..], &mut g.next[..]);
+            dispatch!(
+                ctx,
+                next.chunks_mut(n)
+                    .enumerate()
+                    .for_each(|(i, row)| jacobi_row(cur, row, n, i)),
+                |m| jacobi_sweep(cur, next, n, m)
+            );
+            std::mem::swap(&mut g.cur, &mut g.next);
+        }
+        0
+    }
+
+    fn check(&self, g: &Grids, _: u64) -> u64 {
+        checksum(g.cur.iter().map(|x| x.to_bits()))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -450,9 +551,23 @@ mod tests {
         agree(&Lu::new(40, 1));
         agree(&Matmul::new(30, 2));
         agree(&SumSquares::new(1000, 3));
+        agree(&Jacobi::new(37, 5, 6));
         use crate::workloads::sort::{Sort, SortKind};
         agree(&Sort::new(5000, SortKind::Unstable, 4));
         agree(&Sort::new(5000, SortKind::Stable, 5));
+    }
+
+    #[test]
+    fn a_jacobi_sweep_averages_the_four_neighbours_and_keeps_the_boundary() {
+        let w = Jacobi::new(3, 1, 0);
+        let mut g = w.new_state();
+        g.cur = (0..9).map(f64::from).collect();
+        w.run(&mut Ctx::Seq, &mut g, 0);
+        let want: Vec<f64> = vec![0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0];
+        assert_eq!(g.cur, want, "the centre's neighbours average to its own 4");
+        g.cur[1] = 5.0;
+        w.run(&mut Ctx::Seq, &mut g, 0);
+        assert_eq!(g.cur[4], 5.0);
     }
 
     #[test]

@@ -9,6 +9,7 @@ pub mod channel;
 pub mod fib;
 pub mod graph;
 pub mod knucleotide;
+pub mod leaves;
 pub mod loops;
 pub mod ring;
 pub mod sort;

@@ -2,7 +2,7 @@
 //! `1..=N` (`value = from + (to - from) / 2` for the balanced shape) is summed by
 //! plain recursion (`seq`) or with one fork per node that has two children.
 
-use crate::impls::{Ctx, Impl, Join, RayonJoin, SumacJoin};
+use crate::impls::{BranchFloorJoin, Ctx, Impl, Join, RayonJoin, SumacJoin};
 use crate::workloads::{SplitMix64, Workload};
 
 /// A tree node, laid out like the Spice/Rayon benchmark's Rust baseline (allocated in
@@ -191,6 +191,7 @@ fn sum_in<L: LeafWork>(root: &Node, l: L, ctx: &mut Ctx<'_, '_>) -> i64 {
         Ctx::Static { threads } => sum_static(root, l, *threads),
         Ctx::Forte => unreachable!("tree-sum has no forte variant"),
         Ctx::ChannelPool { .. } => unreachable!("tree-sum has no channel-pool variant"),
+        Ctx::BranchFloor => sum_join::<BranchFloorJoin, L>(root, l),
     }
 }
 
@@ -225,7 +226,7 @@ impl Workload for TreeSum {
     fn supports(imp: Impl) -> bool {
         matches!(
             imp,
-            Impl::Seq | Impl::Sumac | Impl::Rayon | Impl::Chili | Impl::Static
+            Impl::Seq | Impl::Sumac | Impl::Rayon | Impl::Chili | Impl::Static | Impl::BranchFloor
         )
     }
 
