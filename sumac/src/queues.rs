@@ -24,7 +24,7 @@ use std::collections::VecDeque;
 use crate::job::{JobRef, QUEUED, RECLAIMED, TAKEN};
 use crate::sleep::Sleep;
 use crate::sync::deque::{Injector, Steal, Stealer, Worker};
-use crate::sync::{self, AtomicUsize, Mutex, Ordering};
+use crate::sync::{self, AtomicBool, AtomicUsize, Mutex, Ordering};
 
 /// A member's two deques of spawned jobs, owner's end (see [`Queues::deques_for`]).
 pub(crate) struct SpawnDeques {
@@ -50,6 +50,17 @@ impl SpawnDeques {
 struct MemberStealers {
     lifo: Stealer<JobRef>,
     fifo: Stealer<JobRef>,
+    /// The member keeps its spawned jobs to itself for now (a caller taking part in a
+    /// one-thread pool, which is that pool's one thread while it runs): no one steals
+    /// them, and they are not work for anyone else.
+    private: AtomicBool,
+}
+
+impl MemberStealers {
+    /// Whether this member has spawned jobs others may take.
+    fn has_public_jobs(&self) -> bool {
+        !self.private.load(Ordering::SeqCst) && (!self.lifo.is_empty() || !self.fifo.is_empty())
+    }
 }
 
 /// The queues and sleep state of a pool.
@@ -96,6 +107,7 @@ impl Queues {
             .map(|deques| MemberStealers {
                 lifo: deques.lifo.stealer(),
                 fifo: deques.fifo.stealer(),
+                private: AtomicBool::new(false),
             })
             .collect();
         Queues {
@@ -159,11 +171,7 @@ impl Queues {
 
     /// Whether a spawned job waits in the injector or on any member's deques.
     pub(crate) fn has_spawned_work(&self) -> bool {
-        !self.injector.is_empty()
-            || self
-                .stealers
-                .iter()
-                .any(|member| !member.lifo.is_empty() || !member.fifo.is_empty())
+        !self.injector.is_empty() || self.stealers.iter().any(MemberStealers::has_public_jobs)
     }
 
     /// A cheap look for work while spinning: shared forks, member `index`'s inbox, the
@@ -176,7 +184,7 @@ impl Queues {
             || self
                 .stealers
                 .get(cursor)
-                .is_some_and(|member| !member.lifo.is_empty() || !member.fifo.is_empty())
+                .is_some_and(MemberStealers::has_public_jobs)
     }
 
     /// The number of members (workers, and seats for threads outside the pool).
@@ -184,14 +192,30 @@ impl Queues {
         self.stealers.len()
     }
 
-    /// Pushes a spawned job on the calling member's own deque (`fifo`: the FIFO one).
-    pub(crate) fn push_spawned(&self, own: &SpawnDeques, job: JobRef, fifo: bool) {
+    /// Pushes a spawned job on the calling member's own deque (`fifo`: the FIFO one);
+    /// `private`: the member keeps its jobs to itself now (see
+    /// [`keep_private`](Self::keep_private)), so nobody is told.
+    pub(crate) fn push_spawned(&self, own: &SpawnDeques, job: JobRef, fifo: bool, private: bool) {
         if fifo {
             own.fifo.push(job);
         } else {
             own.lifo.push(job);
         }
-        self.sleep.new_work();
+        if !private {
+            self.sleep.new_work();
+        }
+    }
+
+    /// Member `index` keeps its spawned jobs to itself (`true`) or lends them to the
+    /// others (`false`: jobs already there become work for them, and a sleeper is woken
+    /// for them).
+    pub(crate) fn keep_private(&self, index: usize, private: bool) {
+        self.stealers[index]
+            .private
+            .store(private, Ordering::SeqCst);
+        if !private {
+            self.sleep.new_work();
+        }
     }
 
     /// Queues a job from a thread outside the pool (a spawned job or an injected
@@ -209,6 +233,9 @@ impl Queues {
             let members = self.stealers.len();
             (1..members).find_map(|offset| {
                 let member = &self.stealers[(me + offset) % members];
+                if member.private.load(Ordering::SeqCst) {
+                    return None;
+                }
                 steal_from(|| member.lifo.steal()).or_else(|| steal_from(|| member.fifo.steal()))
             })
         })?;

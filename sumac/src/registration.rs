@@ -233,6 +233,9 @@ pub(crate) fn as_guest<R>(
     // SAFETY: the caller claimed seat `index` for this thread; `_seat` frees it only
     // after `guest` is dropped.
     let guest = unsafe { WorkerThread::new(Arc::clone(registry), index) };
+    if guest.solo {
+        registry.queues.keep_private(index, true);
+    }
     let _forks = Forks(&guest);
     WORKER_THREAD.with(|current| current.set(&guest));
     let _acting = Acting;

@@ -306,7 +306,9 @@ impl Registry {
         // SAFETY: a non-null thread-local pointer refers to this thread's live worker.
         match unsafe { WorkerThread::current().as_ref() } {
             Some(worker) if ptr::eq(Arc::as_ptr(&worker.registry), self) => {
-                self.queues.push_spawned(&worker.spawned, job, fifo);
+                let private = worker.solo && worker.guest;
+                self.queues
+                    .push_spawned(&worker.spawned, job, fifo, private);
             }
             _ => self.queues.inject(job),
         }

@@ -112,11 +112,18 @@ impl WorkerThread {
     pub(crate) unsafe fn new(registry: Arc<Registry>, index: usize) -> WorkerThread {
         let promotion_gap = policy::worker_share_gap(registry.heartbeat_interval);
         let guest = registry.seats.is_seat(index);
-        let solo = registry.num_threads() == 1 && !guest;
+        // A caller taking part in a one-thread pool is that pool's one thread while it
+        // runs: it records nothing, and keeps its spawned jobs to itself until it blocks
+        // or leaves (see `wait_blocked`, `registration::as_guest`).
+        let solo = registry.num_threads() == 1;
         let mechanisms = registry.mechanisms;
         // A guest can hand its forks to every worker.
         let sharers = registry.num_threads() + usize::from(guest);
-        let fork_limit = recorded_forks_limit(sharers, mechanisms);
+        let fork_limit = if solo {
+            0
+        } else {
+            recorded_forks_limit(sharers, mechanisms)
+        };
         WorkerThread {
             solo,
             guest,
@@ -432,6 +439,15 @@ impl WorkerThread {
     /// sender nested above it); the pool's workers run the guest's spawned jobs instead.
     pub(crate) fn wait_blocked(&self, done: impl Fn() -> bool, deadline: Option<Instant>) -> bool {
         match (self.guest, deadline) {
+            (true, _) if self.solo => {
+                // Blocked, a one-thread pool's caller lends its spawned jobs to the worker
+                // (they may be what ends the wait).
+                let queues = &self.registry.queues;
+                queues.keep_private(self.index, false);
+                let done = self.wait_as_guest_until(&done, deadline, false);
+                queues.keep_private(self.index, true);
+                done
+            }
             (true, _) => self.wait_as_guest_until(&done, deadline, false),
             (false, Some(deadline)) => self.wait_until_deadline(done, deadline),
             (false, None) => {
@@ -651,6 +667,10 @@ impl Drop for WorkerThread {
         if self.guest {
             // SAFETY: this thread holds seat `self.index` until this drop returns.
             unsafe { self.registry.queues.return_deques(self.index, deques) };
+            if self.solo {
+                // Jobs the caller leaves behind are the worker's now.
+                self.registry.queues.keep_private(self.index, false);
+            }
         }
     }
 }

@@ -581,3 +581,46 @@ fn callers_take_part_runs_install_on_the_calling_thread() {
         .unwrap();
     assert!(big_stacks.install(sumac::current_thread_index).is_some());
 }
+
+/// A caller taking part in a one-thread pool is that pool's one thread while it runs:
+/// its loops and joins stay on it, in sequential order, and its spawned jobs run on it
+/// newest first, none on the worker; a job it leaves behind (a `spawn` that outlives the
+/// call) is the worker's.
+#[test]
+fn a_caller_in_a_one_thread_pool_is_its_one_thread_while_it_runs() {
+    let pool = stress_pool(1);
+    let caller = std::thread::current().id();
+    for _ in 0..20 {
+        let order = std::sync::Mutex::new(Vec::new());
+        pool.install(|| {
+            use sumac::prelude::*;
+            (0..2000).into_par_iter().for_each(|i| {
+                assert_eq!(std::thread::current().id(), caller);
+                order.lock().unwrap().push(i);
+            });
+            sumac::scope(|s| {
+                for i in 2000..2100 {
+                    let order = &order;
+                    s.spawn(move |_| {
+                        assert_eq!(std::thread::current().id(), caller);
+                        order.lock().unwrap().push(i);
+                    });
+                    // Time for an idle worker to look for work.
+                    std::hint::spin_loop();
+                }
+            });
+        });
+        let order = order.into_inner().unwrap();
+        let expected: Vec<usize> = (0..2000).chain((2000..2100).rev()).collect();
+        assert_eq!(order, expected);
+    }
+    let (sender, receiver) = std::sync::mpsc::channel();
+    pool.install(|| {
+        pool.spawn(move || sender.send(std::thread::current().id()).unwrap());
+    });
+    assert_ne!(
+        receiver.recv().unwrap(),
+        caller,
+        "the worker ran the job left behind"
+    );
+}
