@@ -49,7 +49,7 @@ pub(crate) fn loop_ticks() -> &'static LoopTicks {
 }
 
 /// Converts a number of ticks to a duration.
-#[cfg(test)]
+#[cfg(all(test, not(loom), not(miri)))]
 pub(crate) fn to_duration(ticks: u64) -> Duration {
     let nanos = u128::from(ticks) * 1000 * 1024 / u128::from(ticks_per_us_1024().max(1));
     Duration::from_nanos(u64::try_from(nanos).unwrap_or(u64::MAX))

@@ -156,8 +156,8 @@ impl JobList {
         unsafe { job.as_ref() }.older.get()
     }
 
-    /// Removes and returns the oldest job.
-    #[cfg(test)]
+    /// Removes and returns the oldest job (the unit tests use it).
+    #[cfg(all(test, not(loom)))]
     pub(crate) fn pop_oldest(&self) -> Option<NonNull<JobHeader>> {
         let oldest = self.oldest.get()?;
         // SAFETY: `oldest` is on this list.

@@ -25,7 +25,8 @@ use super::engine::{Config, Executor, Graph};
 /// not ordered by a happens-before edge.
 struct Shared(UnsafeCell<u32>);
 
-// SAFETY (model): loom checks every access for races.
+// SAFETY: every access goes through loom's `UnsafeCell`, which reports any access not
+// ordered by happens-before with another: racing accesses fail the model.
 unsafe impl Sync for Shared {}
 
 impl Shared {
@@ -34,12 +35,12 @@ impl Shared {
     }
 
     fn set(&self, value: u32) {
-        // SAFETY (model): loom reports a write that races with another access.
+        // SAFETY: loom reports a write that races with another access.
         self.0.with_mut(|v| unsafe { *v = value });
     }
 
     fn get(&self) -> u32 {
-        // SAFETY (model): loom reports a read that races with a write.
+        // SAFETY: loom reports a read that races with a write.
         self.0.with(|v| unsafe { *v })
     }
 }
