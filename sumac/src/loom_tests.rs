@@ -283,7 +283,7 @@ impl Pool {
     /// thread outside the pool) into the injector.
     fn push_spawned(&self, member: Option<&Member>, job: JobRef, fifo: bool) {
         match member {
-            Some(member) => self.queues.push_spawned(&member.spawned, job, fifo),
+            Some(member) => self.queues.push_spawned(&member.spawned, job, fifo, false),
             None => self.queues.inject(job),
         }
     }
@@ -393,7 +393,9 @@ impl Member {
             index,
             guest,
             jobs: JobList::new(),
-            spawned: ManuallyDrop::new(pool.queues.deques_for(index)),
+            // SAFETY: each model makes member `index` on one thread only, and a guest's
+            // drop returns its deques before another thread becomes that member.
+            spawned: ManuallyDrop::new(unsafe { pool.queues.deques_for(index) }),
             offered: std::array::from_fn(|_| Cell::new(None)),
         }
     }
@@ -703,7 +705,8 @@ impl Drop for Member {
         // SAFETY: `spawned` is not used again.
         let deques = unsafe { ManuallyDrop::take(&mut self.spawned) };
         if self.guest {
-            self.pool.queues.return_deques(self.index, deques);
+            // SAFETY: this thread is member `self.index` until this drop returns.
+            unsafe { self.pool.queues.return_deques(self.index, deques) };
         }
     }
 }
