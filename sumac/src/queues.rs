@@ -210,10 +210,9 @@ impl Queues {
     /// others (`false`: jobs already there become work for them, and a sleeper is woken
     /// for them).
     pub(crate) fn keep_private(&self, index: usize, private: bool) {
-        self.stealers[index]
-            .private
-            .store(private, Ordering::SeqCst);
-        if !private {
+        let member = &self.stealers[index];
+        member.private.store(private, Ordering::SeqCst);
+        if member.has_public_jobs() {
             self.sleep.new_work();
         }
     }
