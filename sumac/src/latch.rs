@@ -148,9 +148,24 @@ impl CountLatch {
         // SAFETY: live until the decrement below.
         match unsafe { &(*this).owner } {
             CountOwner::Worker { registry, index } => {
-                // Keep the owner's registry alive for the wake-up: once the count is zero
-                // the owner may return and drop its pool.
-                let (registry, index) = (Arc::clone(registry), *index);
+                let index = *index;
+                // Once the count is zero the owner may return and drop its pool: the
+                // wake-up needs a reference of our own to the registry. A member of that
+                // registry has one already (its `WorkerThread` holds it for as long as it
+                // runs jobs); anyone else clones it, which is an atomic operation on a
+                // line every member shares.
+                // SAFETY: a non-null thread-local pointer refers to this thread's live
+                // worker.
+                let member = unsafe { WorkerThread::current().as_ref() }
+                    .filter(|worker| Arc::ptr_eq(worker.registry(), registry));
+                let cloned;
+                let registry: &Registry = match member {
+                    Some(worker) => worker.registry(),
+                    None => {
+                        cloned = Arc::clone(registry);
+                        &cloned
+                    }
+                };
                 // SAFETY: live until this decrement; not touched after it.
                 if unsafe { (*this).pending.fetch_sub(1, Ordering::AcqRel) } == 1 {
                     registry.queues.wake(index);
