@@ -4,6 +4,8 @@
 //! waiter's stack frame), so [`Latch::set`] takes a raw pointer and must not touch the
 //! latch after the store that publishes completion.
 
+use std::cell::Cell;
+use std::ptr;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
@@ -145,6 +147,15 @@ impl CountLatch {
     /// `this` is live. Once the count reaches zero, a worker owner may free it at once,
     /// and a thread owner once its lock latch is set; neither is touched after that.
     pub(crate) unsafe fn decrement(this: *const Self) {
+        // SAFETY: the caller's contract.
+        unsafe { Self::decrement_by(this, 1) }
+    }
+
+    /// `count` pieces of work finished (`count` > 0); the last one wakes the owner.
+    ///
+    /// # Safety
+    /// As for [`decrement`](Self::decrement); the count is at least `count`.
+    unsafe fn decrement_by(this: *const Self, count: usize) {
         // SAFETY: live until the decrement below.
         match unsafe { &(*this).owner } {
             CountOwner::Worker { registry, index } => {
@@ -167,7 +178,7 @@ impl CountLatch {
                     }
                 };
                 // SAFETY: live until this decrement; not touched after it.
-                if unsafe { (*this).pending.fetch_sub(1, Ordering::AcqRel) } == 1 {
+                if unsafe { (*this).pending.fetch_sub(count, Ordering::AcqRel) } == count {
                     registry.queues.wake(index);
                 }
             }
@@ -175,7 +186,7 @@ impl CountLatch {
                 let latch: *const LockLatch = latch;
                 // SAFETY: live until this decrement, and beyond it until the lock latch is
                 // set: a thread owner waits for that latch, never for the count.
-                if unsafe { (*this).pending.fetch_sub(1, Ordering::AcqRel) } == 1 {
+                if unsafe { (*this).pending.fetch_sub(count, Ordering::AcqRel) } == count {
                     // SAFETY: as above; `set` does not touch the latch after waking.
                     unsafe { LockLatch::set(latch) };
                 }
@@ -197,6 +208,81 @@ impl CountLatch {
                 worker.wait_until(|| self.pending.load(Ordering::Acquire) == 0);
             }
             CountOwner::Thread(latch) => latch.wait(),
+        }
+    }
+}
+
+/// The decrements a member owes to one [`CountLatch`] (a scope's count of jobs).
+///
+/// A scope job that finishes on a member does not decrement its scope's count: the member
+/// owes the decrement, and the next job it spawns into the same scope takes the owed unit
+/// over instead of incrementing the count. A spawn tree so touches the count, a line
+/// every member running the scope's jobs writes, about once per job instead of twice.
+///
+/// # Invariants
+/// - The count equals the unfinished jobs (plus the body's unit) plus every member's
+///   debt to it, so it reaches zero only once every job finished and every debt is
+///   settled; while `owed > 0` the latch is alive.
+/// - A member owes only while it runs that scope's jobs from its own deque: it settles
+///   before it runs any other job, and before it steals, waits, sleeps or stops being a
+///   member (see `WorkerThread::settle_scope_debt`). So a debt never delays a scope
+///   behind unrelated work, and never outlives the member's turn at running jobs.
+pub(crate) struct CountDebt {
+    /// The latch owed to (compared only, never dereferenced, once `owed` is zero).
+    latch: Cell<*const CountLatch>,
+    owed: Cell<usize>,
+}
+
+impl CountDebt {
+    pub(crate) const fn new() -> Self {
+        CountDebt {
+            latch: Cell::new(ptr::null()),
+            owed: Cell::new(0),
+        }
+    }
+
+    /// Counts a new job of `latch`: takes over an owed unit if there is one, else
+    /// increments the count.
+    #[inline]
+    pub(crate) fn count_job(&self, latch: &CountLatch) {
+        let owed = self.owed.get();
+        if owed > 0 && ptr::eq(self.latch.get(), latch) {
+            self.owed.set(owed - 1);
+        } else {
+            latch.increment();
+        }
+    }
+
+    /// A job of `latch` finished on this member: owes its decrement (settling a debt to
+    /// another latch first).
+    ///
+    /// # Safety
+    /// `latch` is live, and the finished job's unit is still in its count.
+    #[inline]
+    pub(crate) unsafe fn job_finished(&self, latch: *const CountLatch) {
+        if !ptr::eq(self.latch.get(), latch) {
+            self.settle();
+            self.latch.set(latch);
+        }
+        self.owed.set(self.owed.get() + 1);
+    }
+
+    /// Settles a debt to any latch but `latch` (a job of `latch` starts).
+    #[inline]
+    pub(crate) fn settle_unless_owed_to(&self, latch: *const CountLatch) {
+        if !ptr::eq(self.latch.get(), latch) {
+            self.settle();
+        }
+    }
+
+    /// Pays what is owed, waking the latch's owner if that was the last of its count.
+    #[inline]
+    pub(crate) fn settle(&self) {
+        let owed = self.owed.replace(0);
+        if owed > 0 {
+            // SAFETY: the owed units are still in the latch's count, which keeps it
+            // alive (see the invariants).
+            unsafe { CountLatch::decrement_by(self.latch.get(), owed) };
         }
     }
 }

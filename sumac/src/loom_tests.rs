@@ -1031,6 +1031,53 @@ fn loom_scope_count_latch_thread_owner() {
     });
 }
 
+/// Drives `CountDebt` (production) on a thread-owned `CountLatch`: job 1 runs on thread
+/// A and finishes owing its decrement; A then spawns job 2 into the same scope, which
+/// takes the owed unit over (no increment), and hands it to thread B, which finishes it
+/// owing too and then settles. The owner must return only after both jobs' writes: a
+/// unit taken over while also paid, or paid before its job finished, would let it
+/// return early.
+#[test]
+fn loom_scope_debt_takes_over_an_owed_unit() {
+    use crate::latch::CountDebt;
+    model(None, || {
+        let latch = Arc::new(CountLatch::for_thread());
+        let slots = [Slot::new(), Slot::new()];
+        latch.increment();
+        let runner_a = {
+            let (latch, slots) = (Arc::clone(&latch), slots.clone());
+            thread::spawn(move || {
+                let debt = CountDebt::new();
+                let jobs = Arc::as_ptr(&latch);
+                slots[0].write(1);
+                // SAFETY: job 1's unit is in the count, which keeps the latch alive.
+                unsafe { debt.job_finished(jobs) };
+                debt.count_job(&latch);
+                note(format_args!("job 1 finished; job 2 counted"));
+                let (latch, slot) = (Arc::clone(&latch), Arc::clone(&slots[1]));
+                let runner_b = thread::spawn(move || {
+                    let debt = CountDebt::new();
+                    slot.write(2);
+                    // SAFETY: job 2's unit is in the count.
+                    unsafe { debt.job_finished(Arc::as_ptr(&latch)) };
+                    debt.settle();
+                    note(format_args!("job 2 finished and settled"));
+                });
+                debt.settle();
+                runner_b
+            })
+        };
+        latch.release_and_wait();
+        note(format_args!("owner returned"));
+        assert_eq!(
+            (slots[0].read(), slots[1].read()),
+            (1, 2),
+            "every job's write happened before the owner returned"
+        );
+        runner_a.join().unwrap().join().unwrap();
+    });
+}
+
 /// Mirrors dropping a pool whose workers a spawn handler started: the pool counts two
 /// handed-out builders (`FinishCount::add`), two threads finish them (`finish`, as a
 /// `ThreadBuilder`'s drop does after `run` returns) while the dropping thread waits

@@ -176,6 +176,7 @@ pub(crate) fn activate<R>(worker: &WorkerThread, f: impl FnOnce(&WorkerThread) -
                 worker.jobs.is_empty() && worker.offered.iter().all(|slot| slot.get().is_none()),
                 "a fork outlived its join"
             );
+            worker.settle_scope_debt();
             WORKER_THREAD.with(|current| current.set(ptr::null()));
             registry.count_idle();
         }

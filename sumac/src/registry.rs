@@ -304,7 +304,14 @@ impl Registry {
     /// stores and a fence) costs it little.
     pub(crate) fn push_spawned(&self, job: JobRef, fifo: bool) {
         // SAFETY: a non-null thread-local pointer refers to this thread's live worker.
-        match unsafe { WorkerThread::current().as_ref() } {
+        self.push_spawned_by(unsafe { WorkerThread::current().as_ref() }, job, fifo);
+    }
+
+    /// [`push_spawned`](Self::push_spawned) from `current`, the calling thread's member
+    /// state (`None` outside every pool).
+    #[inline]
+    pub(crate) fn push_spawned_by(&self, current: Option<&WorkerThread>, job: JobRef, fifo: bool) {
+        match current {
             Some(worker) if ptr::eq(Arc::as_ptr(&worker.registry), self) => {
                 let private = worker.solo && worker.guest;
                 self.queues

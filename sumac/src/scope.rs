@@ -23,6 +23,7 @@ use crate::broadcast::BroadcastContext;
 use crate::job::{HeapJob, PanicPayload};
 use crate::latch::CountLatch;
 use crate::registry::{self, Registry};
+use crate::worker::WorkerThread;
 
 /// A scope in which closures borrowing from outside may be spawned; see [`scope`].
 ///
@@ -93,22 +94,36 @@ where
     BODY: FnOnce(&S) + Send + 'scope,
 {
     let scope = handle.scope();
-    scope.jobs.increment();
+    // SAFETY: a non-null thread-local pointer refers to this thread's live worker.
+    let current = unsafe { WorkerThread::current().as_ref() };
+    match current {
+        Some(member) => member.scope_debt.count_job(&scope.jobs),
+        None => scope.jobs.increment(),
+    }
     let handle = ScopePtr(handle);
     let job = HeapJob::into_job_ref(move || {
         let handle = handle;
-        // SAFETY: the scope is alive until `jobs` reaches zero, which happens only in
-        // `job_finished` below.
+        // SAFETY: the scope is alive until `jobs` reaches zero, which happens only once
+        // this job's unit left it (below).
         let this = unsafe { &*handle.0 };
+        let jobs: *const CountLatch = &this.scope().jobs;
+        // SAFETY: as above (the thread-local pointer).
+        if let Some(member) = unsafe { WorkerThread::current().as_ref() } {
+            member.scope_debt.settle_unless_owed_to(jobs);
+        }
         if let Err(payload) = panic::catch_unwind(AssertUnwindSafe(|| body(this))) {
             this.scope().record_panic(payload);
         }
-        let scope: *const Scope<'scope> = this.scope();
-        // SAFETY: `scope` is live, and `job_finished` does not touch it after the
-        // decrement that may free it.
-        unsafe { Scope::job_finished(scope) };
+        // SAFETY: as above (the thread-local pointer).
+        match unsafe { WorkerThread::current().as_ref() } {
+            // SAFETY: the scope is live and this job's unit is still in its count.
+            Some(member) => unsafe { member.scope_debt.job_finished(jobs) },
+            // SAFETY: `jobs` is live, and `decrement` does not touch it after the
+            // decrement that may free it.
+            None => unsafe { CountLatch::decrement(jobs) },
+        }
     });
-    scope.registry.push_spawned(job, fifo);
+    scope.registry.push_spawned_by(current, job, fifo);
 }
 
 /// Spawns one job per worker of the scope's pool into the scope of `handle`: each runs

@@ -83,6 +83,7 @@ where
 {
     let counted = registry.spawn_started(None);
     let job = HeapJob::into_job_ref(move || {
+        crate::worker::settle_current_scope_debt();
         let result = panic::catch_unwind(AssertUnwindSafe(func));
         registry::finish_spawned_job(result.err(), counted);
     });

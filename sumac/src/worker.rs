@@ -13,6 +13,7 @@ use crossbeam_utils::CachePadded;
 
 use crate::job::{JobHeader, JobRef, TAKEN};
 use crate::job_list::{JobList, RescueSlot};
+use crate::latch::CountDebt;
 use crate::policy::{
     self, recorded_forks_limit, ForkBudget, Mechanism, Mechanisms, ShareRequest, Stamp,
     MAX_RECORDED_FORKS, REQUESTS_PER_SPIN, SPIN_ROUNDS,
@@ -78,6 +79,9 @@ pub(crate) struct WorkerThread {
     pub(crate) registry: Arc<Registry>,
     /// When this member last shared forks of unknown size (`None`: never).
     pub(crate) last_promotion: Cell<Option<Instant>>,
+    /// Decrements this member owes to the count of the scope whose jobs it runs (see
+    /// [`CountDebt`]).
+    pub(crate) scope_debt: CountDebt,
     pub(crate) promotion_gap: Duration,
 }
 
@@ -101,6 +105,16 @@ pub(crate) fn worker_main(registry: Arc<Registry>, index: usize) {
     while worker.run_pending_job(true) {}
     WORKER_THREAD.with(|current| current.set(ptr::null()));
     drop(fork_count);
+}
+
+/// Settles the calling member's scope debt (see [`WorkerThread::settle_scope_debt`]): a
+/// spawned job that is not a scope job calls it as it starts.
+#[inline]
+pub(crate) fn settle_current_scope_debt() {
+    // SAFETY: a non-null thread-local pointer refers to this thread's live worker.
+    if let Some(worker) = unsafe { WorkerThread::current().as_ref() } {
+        worker.settle_scope_debt();
+    }
 }
 
 impl WorkerThread {
@@ -137,6 +151,7 @@ impl WorkerThread {
             shared: NonNull::from(&*registry.workers[index]),
             index,
             last_promotion: Cell::new(None),
+            scope_debt: CountDebt::new(),
             promotion_gap,
             registry,
         }
@@ -398,6 +413,7 @@ impl WorkerThread {
         deadline: Option<Instant>,
         runs_jobs: bool,
     ) -> bool {
+        self.settle_scope_debt();
         // The guest waits for someone: the heartbeat must run for them to share.
         self.registry.guest_needs_heartbeat();
         let has_work = || runs_jobs && !self.spawned.is_empty();
@@ -438,6 +454,7 @@ impl WorkerThread {
     /// then wait itself for this frame, which it buries (a rendezvous receiver with a
     /// sender nested above it); the pool's workers run the guest's spawned jobs instead.
     pub(crate) fn wait_blocked(&self, done: impl Fn() -> bool, deadline: Option<Instant>) -> bool {
+        self.settle_scope_debt();
         match (self.guest, deadline) {
             (true, _) if self.solo => {
                 // Blocked, a one-thread pool's caller lends its spawned jobs to the worker
@@ -502,6 +519,7 @@ impl WorkerThread {
             }
             // SAFETY: `job` is on our list.
             unsafe { self.jobs.remove(job) };
+            self.settle_scope_debt();
             // SAFETY: a job popped from our own list is live and LOCAL; marking it
             // TAKEN gives us the right to run it.
             unsafe {
@@ -518,10 +536,14 @@ impl WorkerThread {
             unsafe { job.header() }
                 .share
                 .store(TAKEN, Ordering::Relaxed);
+            // A scope job keeps a debt to its own scope; every other kind of spawned job
+            // settles it as it starts.
             // SAFETY: as above.
             unsafe { JobHeader::execute(job.0) };
             return true;
         }
+        // Leaving our own spawned jobs: whatever we owe must not wait behind other work.
+        self.settle_scope_debt();
         if let Some(job) = queues.take_addressed(self.index) {
             self.run_shared(job);
             return true;
@@ -611,6 +633,14 @@ impl WorkerThread {
             .record(self.index, crate::trace::EventKind::JobEnd);
     }
 
+    /// Pays the decrements this member owes to a scope's count (see [`CountDebt`]):
+    /// before it runs anything but that scope's jobs from its own deque, and before it
+    /// waits, sleeps or stops being a member.
+    #[inline]
+    pub(crate) fn settle_scope_debt(&self) {
+        self.scope_debt.settle();
+    }
+
     /// The stamp of a plain fork being recorded (see [`ForkBudget::stamp`]).
     #[inline(always)]
     pub(crate) fn fork_stamp(&self) -> Stamp {
@@ -628,6 +658,7 @@ impl WorkerThread {
         let deadline = deadline.into();
         let registry = &*self.registry;
         let queues = &registry.queues;
+        self.settle_scope_debt();
         registry.enter_idle(self.index);
         queues.sleep.start_searching();
         if !self.spin_for_work(done) {
@@ -662,6 +693,7 @@ impl WorkerThread {
 
 impl Drop for WorkerThread {
     fn drop(&mut self) {
+        self.settle_scope_debt();
         // SAFETY: `spawned` is not used again: the worker is being dropped.
         let deques = unsafe { ManuallyDrop::take(&mut self.spawned) };
         if self.guest {

@@ -1127,6 +1127,7 @@ impl<'a> Graph<'a> {
                 }
                 let pool = Arc::clone(registry);
                 let job = crate::job::HeapJob::into_job_ref(move || {
+                    crate::worker::settle_current_scope_debt();
                     graph.run_runner(home);
                     drop(graph);
                     pool.release_live_unit();

@@ -108,6 +108,7 @@ pub(crate) fn schedule(runnable: Runnable<TaskJob>, info: ScheduleInfo) {
 /// As every job's: `header` is the header of a live `TaskJob` whose job this thread
 /// took, with the provenance of the whole `TaskJob`.
 unsafe fn run_task_job(header: NonNull<JobHeader>) {
+    crate::worker::settle_current_scope_debt();
     let job: *const TaskJob = header.as_ptr().cast::<TaskJob>();
     // SAFETY: the caller took the job, so the cell is ours; it holds the runnable
     // (stored before the job was queued).

@@ -4,6 +4,7 @@ use crate::common;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc};
+use std::time::{Duration, Instant};
 
 use common::{
     assert_both_workers_serve, fib, fib_seq, finishes, stress_pool, two_worker_pool, Bomb,
@@ -498,4 +499,44 @@ fn spawned_jobs_on_every_deque_path_run_once_and_drop_their_captures_once() {
         assert_eq!(runs.load(Ordering::Relaxed), 4 * 300, "{threads} threads");
         assert_eq!(counter.dropped(), 4 * 300, "{threads} threads");
     }
+}
+
+/// A worker that finished a scope's job owes the scope's count its decrement until it
+/// runs something else; a pool `spawn` it runs next must not keep the scope's owner
+/// waiting. Here that job waits for the scope to end (giving up after a while, so a
+/// regression fails instead of hanging).
+#[test]
+fn a_worker_settles_a_scope_count_it_owes_before_running_a_spawned_job() {
+    let pool = sumac::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .callers_take_part(false)
+        .build()
+        .unwrap();
+    let scope_ended = Arc::new(AtomicBool::new(false));
+    let (report, outcome) = mpsc::channel();
+    // The owner is this thread, outside the pool: the scope's one job runs on the worker,
+    // and spawns the waiting job onto the worker's own deque.
+    pool.in_place_scope(|s| {
+        s.spawn(|_| {
+            let (scope_ended, report) = (Arc::clone(&scope_ended), report.clone());
+            sumac::spawn(move || {
+                let start = Instant::now();
+                while !scope_ended.load(Ordering::Acquire) {
+                    if start.elapsed() > Duration::from_secs(5) {
+                        report
+                            .send("the scope ended only after the job gave up")
+                            .unwrap();
+                        return;
+                    }
+                    std::thread::yield_now();
+                }
+                report.send("the scope ended while the job waited").unwrap();
+            });
+        });
+    });
+    scope_ended.store(true, Ordering::Release);
+    assert_eq!(
+        outcome.recv().unwrap(),
+        "the scope ended while the job waited"
+    );
 }
