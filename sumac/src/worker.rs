@@ -506,7 +506,38 @@ impl WorkerThread {
     ///
     /// Running an own fork early is sound wherever this worker is: its join then finds
     /// the fork no longer LOCAL and waits for DONE, which it already is.
+    #[inline]
     pub(crate) fn run_pending_job(&self, shared: bool) -> bool {
+        // The common case first, in a small frame: no fork of ours waits, and a spawned
+        // job of ours does.
+        if self.jobs.is_empty() {
+            if let Some(job) = self.spawned.pop() {
+                self.run_own_spawned(job);
+                return true;
+            }
+            return self.run_other_pending_job(shared, false);
+        }
+        self.run_other_pending_job(shared, true)
+    }
+
+    /// Runs a spawned job popped from this member's own deques.
+    #[inline]
+    fn run_own_spawned(&self, job: JobRef) {
+        // SAFETY: a job popped from our own deque is live, and only we have it.
+        unsafe { job.header() }
+            .share
+            .store(TAKEN, Ordering::Relaxed);
+        // A scope job keeps a debt to its own scope; every other kind of spawned job
+        // settles it as it starts.
+        // SAFETY: as above.
+        unsafe { JobHeader::execute(job.0) };
+    }
+
+    /// The rest of [`run_pending_job`](Self::run_pending_job): our forks (if `forks`),
+    /// then our spawned jobs (if `forks`: otherwise we found none already), then jobs of
+    /// others.
+    #[inline(never)]
+    fn run_other_pending_job(&self, shared: bool, forks: bool) -> bool {
         let shared = shared && !self.guest;
         // Jobs whose offer the heartbeat thread claimed are shared (their joins unlink
         // them): run the newest of the others.
@@ -531,16 +562,11 @@ impl WorkerThread {
             return true;
         }
         let queues = &self.registry.queues;
-        if let Some(job) = self.spawned.pop() {
-            // SAFETY: a job popped from our own deque is live, and only we have it.
-            unsafe { job.header() }
-                .share
-                .store(TAKEN, Ordering::Relaxed);
-            // A scope job keeps a debt to its own scope; every other kind of spawned job
-            // settles it as it starts.
-            // SAFETY: as above.
-            unsafe { JobHeader::execute(job.0) };
-            return true;
+        if forks {
+            if let Some(job) = self.spawned.pop() {
+                self.run_own_spawned(job);
+                return true;
+            }
         }
         // Leaving our own spawned jobs: whatever we owe must not wait behind other work.
         self.settle_scope_debt();
