@@ -654,7 +654,7 @@ impl Member {
                 note(format_args!("member {} finished {job:?}", self.index));
                 return true;
             }
-            if let Some(job) = queues.steal(self.index) {
+            if let Some(job) = queues.steal(self.index, &self.spawned) {
                 note(format_args!("member {} stole {job:?}", self.index));
                 run_stolen(job);
                 return true;
@@ -936,10 +936,14 @@ fn loom_steal_races_the_owners_pop_of_a_spawned_job() {
             let thief = {
                 let pool = PoolRef::clone(&pool);
                 thread::spawn(move || {
-                    if let Some(job) = pool.queues.steal(1) {
+                    // SAFETY: this thread is member 1 of the pool, and the only one.
+                    let own = unsafe { pool.queues.deques_for(1) };
+                    if let Some(job) = pool.queues.steal(1, &own) {
                         note(format_args!("thief stole {job:?}"));
                         run_stolen(job);
                     }
+                    // SAFETY: as above.
+                    unsafe { pool.queues.return_deques(1, own) };
                 })
             };
             let owner = Member::new(&pool, 0, false);

@@ -224,18 +224,22 @@ impl Queues {
         self.sleep.new_work();
     }
 
-    /// Steals a spawned job for member `me`: from the injector, then from the other
-    /// members' deques, starting after `me`. Wakes another sleeper if jobs are left and
-    /// nobody else searches (the caller is not counted as searching any more).
-    pub(crate) fn steal(&self, me: usize) -> Option<JobRef> {
-        let job = steal_from(|| self.injector.steal()).or_else(|| {
+    /// Steals spawned jobs for member `me`, whose deques are `own`: from the injector,
+    /// then from the other members' deques, starting after `me`. Takes a batch (up to
+    /// half of the source) in one go: the first job is returned, the rest go on `own`
+    /// (LIFO jobs on its LIFO deque, FIFO and injected ones on its FIFO deque), where
+    /// others may steal them in turn. Wakes another sleeper if jobs are left and nobody
+    /// else searches (the caller is not counted as searching any more).
+    pub(crate) fn steal(&self, me: usize, own: &SpawnDeques) -> Option<JobRef> {
+        let job = steal_from(|| self.injector.steal_batch_and_pop(&own.fifo)).or_else(|| {
             let members = self.stealers.len();
             (1..members).find_map(|offset| {
                 let member = &self.stealers[(me + offset) % members];
                 if member.private.load(Ordering::SeqCst) {
                     return None;
                 }
-                steal_from(|| member.lifo.steal()).or_else(|| steal_from(|| member.fifo.steal()))
+                steal_from(|| member.lifo.steal_batch_and_pop(&own.lifo))
+                    .or_else(|| steal_from(|| member.fifo.steal_batch_and_pop(&own.fifo)))
             })
         })?;
         self.sleep.hand_off(|| self.has_spawned_work());

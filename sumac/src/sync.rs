@@ -87,12 +87,31 @@ pub(crate) mod deque {
             }
         }
 
+        /// Moves up to half of `items` (at least one) from their front: the first is
+        /// returned, the rest pushed on `dest` in order (after `items`' lock is released,
+        /// so that two thieves stealing from each other cannot deadlock).
+        fn steal_batch<T>(items: &Mutex<VecDeque<T>>, dest: &Worker<T>) -> Steal<T> {
+            let mut batch = {
+                let mut items = items.lock().unwrap();
+                let count = items.len().div_ceil(2);
+                items.drain(..count).collect::<VecDeque<T>>()
+            };
+            let Some(first) = batch.pop_front() else {
+                return Steal::Empty;
+            };
+            dest.items.lock().unwrap().extend(batch);
+            Steal::Success(first)
+        }
+
         impl<T> Stealer<T> {
             pub(crate) fn steal(&self) -> Steal<T> {
                 match self.items.lock().unwrap().pop_front() {
                     Some(item) => Steal::Success(item),
                     None => Steal::Empty,
                 }
+            }
+            pub(crate) fn steal_batch_and_pop(&self, dest: &Worker<T>) -> Steal<T> {
+                steal_batch(&self.items, dest)
             }
             pub(crate) fn is_empty(&self) -> bool {
                 self.items.lock().unwrap().is_empty()
@@ -113,6 +132,9 @@ pub(crate) mod deque {
                     Some(item) => Steal::Success(item),
                     None => Steal::Empty,
                 }
+            }
+            pub(crate) fn steal_batch_and_pop(&self, dest: &Worker<T>) -> Steal<T> {
+                steal_batch(&self.items, dest)
             }
             pub(crate) fn is_empty(&self) -> bool {
                 self.items.lock().unwrap().is_empty()

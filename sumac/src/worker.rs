@@ -579,7 +579,7 @@ impl WorkerThread {
                 self.run_shared(job);
                 return true;
             }
-            if let Some(job) = queues.steal(self.index) {
+            if let Some(job) = queues.steal(self.index, &self.spawned) {
                 // SAFETY: a stolen job is live, and only we have it.
                 unsafe { job.header() }
                     .share
