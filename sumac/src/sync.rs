@@ -104,12 +104,6 @@ pub(crate) mod deque {
         }
 
         impl<T> Stealer<T> {
-            pub(crate) fn steal(&self) -> Steal<T> {
-                match self.items.lock().unwrap().pop_front() {
-                    Some(item) => Steal::Success(item),
-                    None => Steal::Empty,
-                }
-            }
             pub(crate) fn steal_batch_and_pop(&self, dest: &Worker<T>) -> Steal<T> {
                 steal_batch(&self.items, dest)
             }
@@ -126,12 +120,6 @@ pub(crate) mod deque {
             }
             pub(crate) fn push(&self, item: T) {
                 self.items.lock().unwrap().push_back(item);
-            }
-            pub(crate) fn steal(&self) -> Steal<T> {
-                match self.items.lock().unwrap().pop_front() {
-                    Some(item) => Steal::Success(item),
-                    None => Steal::Empty,
-                }
             }
             pub(crate) fn steal_batch_and_pop(&self, dest: &Worker<T>) -> Steal<T> {
                 steal_batch(&self.items, dest)
