@@ -30,12 +30,11 @@ const AFTER_HELP: &str = "\
 Implementations (--impls): seq (plain sequential code; always run, it is the reference), \
 sumac, rayon, rayon-tuned (loops only: best with_min_len of 1,16,256,4096, reported in `param`), \
 chili (tree-sum, fib), static (tree-sum: one hand-split subtree per OS thread), forte (spawn), \
+channel-pool (graph: OS threads fed ready task ids through a crossbeam channel), \
 branch-floor (tree-sum, fib: a join that is one run-time branch; fork-overhead runs it); \
 message passing (channel, ring, threadring, oneshot): crossbeam-channel, flume, kanal, \
 crossfire, std-mpsc (channel suite, OS threads), tokio, async-executor (async \
 runtimes), threads (ring: one OS thread per task).
-chili (tree-sum, fib), static (tree-sum: one hand-split subtree per OS thread), \
-channel-pool (graph: OS threads fed ready task ids through a crossbeam channel).
 
 Times are measured inside each pool; `per_unit_ns` is the median time per run divided by \
 the unit count (nodes, calls, elements, iterations, updates or multiply-adds).";
@@ -46,8 +45,7 @@ pub struct Common {
     /// Thread counts, comma-separated [default: 1,<available cores>; suite: 1,2,4,...,2x cores].
     #[arg(long, global = true, value_name = "LIST")]
     pub threads: Option<String>,
-    /// Implementations, comma-separated subset of seq,sumac,rayon,rayon-tuned,chili,static,forte
-    /// Implementations, comma-separated subset of seq,sumac,rayon,rayon-tuned,chili,static,channel-pool
+    /// Implementations, comma-separated (listed at the end of `sumac-bench --help`)
     /// [default: every one the workload supports].
     #[arg(long, global = true, value_name = "LIST")]
     pub impls: Option<String>,
