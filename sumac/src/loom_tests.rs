@@ -1022,17 +1022,23 @@ fn loom_scope_count_latch_thread_owner() {
                 })
             })
             .collect();
-        latch.release_and_wait();
-        note(format_args!("owner returned"));
-        assert_eq!(
-            (slots[0].read(), slots[1].read()),
-            (1, 2),
-            "every job's write happened before the owner returned"
-        );
+        wait_for_both_jobs(&latch, &slots);
         for job in jobs {
             job.join().unwrap();
         }
     });
+}
+
+/// The owner's side of the two scope-count models: drops its share, waits, and checks
+/// that both jobs' writes (1 and 2) happened before it returned.
+fn wait_for_both_jobs(latch: &CountLatch, slots: &[Arc<Slot>; 2]) {
+    latch.release_and_wait();
+    note(format_args!("owner returned"));
+    assert_eq!(
+        (slots[0].read(), slots[1].read()),
+        (1, 2),
+        "every job's write happened before the owner returned"
+    );
 }
 
 /// Drives `CountDebt` (production) on a thread-owned `CountLatch`: job 1 runs on thread
@@ -1071,13 +1077,7 @@ fn loom_scope_debt_takes_over_an_owed_unit() {
                 runner_b
             })
         };
-        latch.release_and_wait();
-        note(format_args!("owner returned"));
-        assert_eq!(
-            (slots[0].read(), slots[1].read()),
-            (1, 2),
-            "every job's write happened before the owner returned"
-        );
+        wait_for_both_jobs(&latch, &slots);
         runner_a.join().unwrap().join().unwrap();
     });
 }
