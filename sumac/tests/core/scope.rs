@@ -540,3 +540,60 @@ fn a_worker_settles_a_scope_count_it_owes_before_running_a_spawned_job() {
         "the scope ended while the job waited"
     );
 }
+
+/// Jobs of many scopes interleave on the same members (each job of an outer scope opens
+/// an inner scope, whose jobs spawn more inner jobs and pool jobs), with a 1 µs
+/// heartbeat: each scope returns only after exactly its own jobs ran, every job runs
+/// once and every closure is dropped once (the members' owed scope counts are settled
+/// in the right scope, and never early).
+#[test]
+fn interleaved_scopes_each_wait_for_exactly_their_own_jobs() {
+    for threads in [1, 2, 4] {
+        let pool = stress_pool(threads);
+        let drops = DropCounter::new();
+        let pool_jobs = Arc::new(AtomicUsize::new(0));
+        for _ in 0..20 {
+            let outer_ran = AtomicUsize::new(0);
+            pool.install(|| {
+                sumac::scope(|outer| {
+                    for _ in 0..8 {
+                        let token = drops.token();
+                        let (outer_ran, pool_jobs, drops) = (&outer_ran, &pool_jobs, &drops);
+                        outer.spawn(move |_| {
+                            let _token = token;
+                            let inner_ran = AtomicUsize::new(0);
+                            sumac::scope(|inner| {
+                                for _ in 0..16 {
+                                    let token = drops.token();
+                                    let inner_ran = &inner_ran;
+                                    inner.spawn(move |inner| {
+                                        let _token = token;
+                                        let token = drops.token();
+                                        inner.spawn(move |_| {
+                                            let _token = token;
+                                            inner_ran.fetch_add(1, Ordering::Relaxed);
+                                        });
+                                        let pool_jobs = Arc::clone(pool_jobs);
+                                        sumac::spawn(move || {
+                                            pool_jobs.fetch_add(1, Ordering::Relaxed);
+                                        });
+                                        inner_ran.fetch_add(1, Ordering::Relaxed);
+                                    });
+                                }
+                            });
+                            assert_eq!(inner_ran.load(Ordering::Relaxed), 32, "inner scope");
+                            outer_ran.fetch_add(1, Ordering::Relaxed);
+                        });
+                    }
+                });
+            });
+            assert_eq!(outer_ran.load(Ordering::Relaxed), 8, "outer scope");
+        }
+        drop(pool); // waits for the pool jobs
+        assert_eq!(pool_jobs.load(Ordering::Relaxed), 20 * 8 * 16);
+        let created = drops.created.load(Ordering::SeqCst);
+        assert_eq!(created, 20 * 8 * (1 + 16 * 2));
+        assert_eq!(drops.dropped.load(Ordering::SeqCst), created);
+        pool_jobs.store(0, Ordering::Relaxed);
+    }
+}
