@@ -100,6 +100,7 @@ pub(crate) fn heartbeat_main(registry: &Registry) {
         if registry.mechanisms.has(Mechanism::Rescue) {
             rescue_quiet_workers(registry, &mut quiet);
         }
+        release_waiting_tasks(registry, &mut quiet);
         for worker in registry.workers.iter() {
             if !worker.heartbeat.load(Ordering::Relaxed) {
                 worker.heartbeat.store(true, Ordering::Relaxed);
@@ -140,6 +141,9 @@ struct QuietWorker {
     offered: [usize; RESCUE_SLOTS],
     /// Consecutive ticks at which none of these had changed, with a job on offer.
     ticks: u32,
+    /// The task in its [`NextTask`](crate::job_list::NextTask) slot (compared by address
+    /// only; 0 for none).
+    next_task: usize,
 }
 
 /// The heartbeat thread's side of the rescue protocol (see [`RescueSlot`]): a worker
@@ -167,6 +171,7 @@ fn rescue_quiet_workers(registry: &Registry, quiet: &mut [QuietWorker]) {
                 handled: Some(handled),
                 offered,
                 ticks: 0,
+                next_task: quiet.next_task,
             };
             continue;
         }
@@ -193,6 +198,26 @@ fn rescue_quiet_workers(registry: &Registry, quiet: &mut [QuietWorker]) {
             // the slot afresh.
             *seen = 0;
         }
+    }
+}
+
+/// The heartbeat thread's side of [`NextTask`](crate::job_list::NextTask): a task that
+/// sat in a worker's slot from one tick to the next (its worker is deep in a long job)
+/// goes to the injector while some workers wait for work, where any of them takes it.
+/// (A task seen at two ticks may have run and been woken again in between: moving it
+/// then costs a steal, never a task.)
+fn release_waiting_tasks(registry: &Registry, quiet: &mut [QuietWorker]) {
+    for (worker, quiet) in registry.workers.iter().zip(quiet) {
+        let waiting = worker.next_task.waiting_addr();
+        if waiting == 0 || waiting != quiet.next_task || registry.workers_waiting() == 0 {
+            quiet.next_task = waiting;
+            continue;
+        }
+        if let Some(task) = worker.next_task.claim_if(waiting) {
+            bump(&worker.counters.rescues, 1);
+            registry.queues.inject(task);
+        }
+        quiet.next_task = 0;
     }
 }
 

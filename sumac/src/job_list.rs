@@ -256,20 +256,92 @@ impl RescueSlot {
     /// `addr` (from [`offered_addr`](Self::offered_addr)); it must then share it (push it
     /// into the shared queue).
     pub(crate) fn claim_if(&self, addr: usize) -> Option<JobRef> {
-        let current = self.0.load(Ordering::Relaxed);
-        if current.is_null() || current.addr() != addr {
+        claim_if(&self.0, addr)
+    }
+}
+
+/// Takes the job out of `slot` if it is still the one at address `addr`, with a
+/// compare-and-swap: of everyone taking it, exactly one gets it.
+fn claim_if(slot: &AtomicPtr<JobHeader>, addr: usize) -> Option<JobRef> {
+    let current = slot.load(Ordering::Relaxed);
+    if current.is_null() || current.addr() != addr {
+        return None;
+    }
+    slot.compare_exchange(
+        current,
+        ptr::null_mut(),
+        Ordering::AcqRel,
+        Ordering::Relaxed,
+    )
+    .ok()
+    .and_then(NonNull::new)
+    .map(JobRef)
+}
+
+/// The async task a worker woke last, which it runs as soon as its current job returns
+/// (tokio's "LIFO slot", with a heartbeat rule for when to let go of it).
+///
+/// A task woken by a worker of its pool is kept here instead of going on the worker's
+/// deque: it runs next, on a warm cache, and no idle worker is woken to steal it. (A
+/// ring of tasks passing a token, or a request and its reply, would otherwise move
+/// between workers at every hop, each move a steal and often a wake-up.) It is work
+/// that only its owner sees, like a recorded fork, so the same rule shares it: the
+/// heartbeat thread takes a task that sat here through a whole interval (its owner is
+/// deep in a long job) and queues it for every worker.
+///
+/// The protocol:
+/// * only the owner puts a task in ([`replace`](Self::replace), a swap that hands back
+///   the task it displaces, which the owner then queues for everyone);
+/// * the owner takes it out with a swap ([`take`](Self::take)); the heartbeat thread
+///   with a compare-and-swap ([`claim_if`](Self::claim_if)), then queues it: exactly one
+///   of them gets each task, and whoever gets it alone may run or queue it. Nothing
+///   else touches a task while it is here, and the owner does not touch a task after
+///   putting it in, since it may be claimed, run and freed at once;
+/// * a task here counts as queued work of the pool (`Registry::spawn_started`), so a
+///   pool does not finish while one waits; a worker looks here before it idles, and
+///   empties the slot before it stops being a worker.
+pub(crate) struct NextTask(AtomicPtr<JobHeader>);
+
+impl NextTask {
+    pub(crate) fn new() -> Self {
+        NextTask(AtomicPtr::new(ptr::null_mut()))
+    }
+
+    /// The owner puts `job` here; returns the task it displaced, which the owner must
+    /// queue.
+    ///
+    /// # Safety
+    /// `job` is a queued task's job (live until it runs, in state `LOCAL`), put here by
+    /// the slot's owner only.
+    #[inline]
+    pub(crate) unsafe fn replace(&self, job: JobRef) -> Option<JobRef> {
+        NonNull::new(self.0.swap(job.0.as_ptr(), Ordering::AcqRel)).map(JobRef)
+    }
+
+    /// The owner takes the task out, if one is here (the caller must run or queue it).
+    #[inline(always)]
+    pub(crate) fn take(&self) -> Option<JobRef> {
+        if self.0.load(Ordering::Relaxed).is_null() {
             return None;
         }
-        self.0
-            .compare_exchange(
-                current,
-                ptr::null_mut(),
-                Ordering::AcqRel,
-                Ordering::Relaxed,
-            )
-            .ok()
-            .and_then(NonNull::new)
-            .map(JobRef)
+        NonNull::new(self.0.swap(ptr::null_mut(), Ordering::AcqRel)).map(JobRef)
+    }
+
+    /// Whether no task is here (a hint for anyone but the owner).
+    pub(crate) fn is_empty(&self) -> bool {
+        self.0.load(Ordering::Relaxed).is_null()
+    }
+
+    /// The address of the task here (0 if none), to compare with later: a hint, never
+    /// to be turned back into a pointer.
+    pub(crate) fn waiting_addr(&self) -> usize {
+        self.0.load(Ordering::Relaxed).addr()
+    }
+
+    /// The heartbeat thread takes the task if it is still the one at `addr` (from
+    /// [`waiting_addr`](Self::waiting_addr)); it must then queue it.
+    pub(crate) fn claim_if(&self, addr: usize) -> Option<JobRef> {
+        claim_if(&self.0, addr)
     }
 }
 

@@ -17,7 +17,8 @@
 //!   `stop_searching`, `new_work`, `hand_off`, `wake` and `wake_all`;
 //! - the jobs ([`JoinFrame`], [`StackJob`], [`HeapJob`]), their `share` state machine,
 //!   `JobHeader::execute` and the completion's wake-up of the owner;
-//! - a member's fork list ([`JobList`]) and rescue offers ([`RescueSlot`]);
+//! - a member's fork list ([`JobList`]), rescue offers ([`RescueSlot`]) and the slot of
+//!   the task it woke last ([`NextTask`], with the claim of `release_waiting_tasks`);
 //! - the latches ([`LockLatch`], a thread-owned [`CountLatch`], [`FinishCount`]) and the
 //!   ordered searches' published best position (`iter::find::Best`).
 //!
@@ -77,7 +78,7 @@ use loom::sync::Arc;
 use loom::thread;
 
 use crate::job::{HeapJob, JobHeader, JobRef, JoinFrame, StackJob, DONE, LOCAL, QUEUED, TAKEN};
-use crate::job_list::{JobList, RescueSlot};
+use crate::job_list::{JobList, NextTask, RescueSlot};
 use crate::latch::{CountLatch, FinishCount, Latch, LockLatch};
 use crate::queues::{Queues, SpawnDeques};
 
@@ -289,20 +290,24 @@ impl Pool {
     }
 }
 
+/// A heap job counted in the pool's live count, as `spawn_in` and a task's `schedule`
+/// count theirs: it runs `func`, then gives its unit back (`finish_spawned_job`).
+fn counted_job(pool: &PoolRef, func: impl FnOnce() + Send + 'static) -> JobRef {
+    let counted = pool.spawn_started();
+    let pool = PoolRef::clone(pool);
+    HeapJob::into_job_ref(move || {
+        func();
+        if counted {
+            pool.release_live_unit();
+        }
+    })
+}
+
 /// Mirrors `spawn_in`: counts the job in the pool's live count, and pushes it on
 /// `member`'s deque (the calling member's, or `None` for a thread outside the pool). The
 /// job runs `func`, then gives its unit back (`finish_spawned_job`).
 fn spawn(pool: &PoolRef, member: Option<&Member>, func: impl FnOnce() + Send + 'static) {
-    let counted = pool.spawn_started();
-    let job = {
-        let pool = PoolRef::clone(pool);
-        HeapJob::into_job_ref(move || {
-            func();
-            if counted {
-                pool.release_live_unit();
-            }
-        })
-    };
+    let job = counted_job(pool, func);
     pool.push_spawned(member, job, false);
     note(format_args!(
         "spawned {job:?} {}",
@@ -1378,6 +1383,59 @@ fn loom_rescue_claims_from_two_slots() {
         heartbeat.join().unwrap();
         pool.terminate();
         thief.join().unwrap();
+    });
+}
+
+/// A worker keeps the tasks it wakes in its production [`NextTask`] slot: it puts task
+/// `a` there, then `b`, which displaces `a` to the pool, then takes what is left, while
+/// the heartbeat thread claims whatever it finds there and injects it, and a worker runs
+/// what reaches the pool: each task runs exactly once, whoever gets it.
+#[test]
+fn loom_next_task_runs_once_whether_its_owner_or_the_heartbeat_takes_it() {
+    model(Some(3), || {
+        let pool = Pool::new(2);
+        let worker = spawn_worker(&pool, 1);
+        let next = Arc::new(NextTask::new());
+        let runs: [Arc<AtomicUsize>; 2] = std::array::from_fn(|_| Arc::new(AtomicUsize::new(0)));
+        let [a, b] = runs.each_ref().map(|runs| {
+            let runs = Arc::clone(runs);
+            counted_job(&pool, move || {
+                runs.fetch_add(1, Ordering::Relaxed);
+            })
+        });
+        let heartbeat = {
+            let (pool, next) = (PoolRef::clone(&pool), Arc::clone(&next));
+            thread::spawn(move || {
+                let seen = next.waiting_addr();
+                if let Some(task) = (seen != 0).then(|| next.claim_if(seen)).flatten() {
+                    note(format_args!("the heartbeat thread claimed {task:?}"));
+                    pool.queues.inject(task);
+                }
+            })
+        };
+        // SAFETY: `a` and `b` are live queued jobs, put in by the slot's one owner.
+        unsafe {
+            assert!(next.replace(a).is_none());
+            if let Some(displaced) = next.replace(b) {
+                note(format_args!("{displaced:?} displaced"));
+                pool.queues.inject(displaced);
+            }
+        }
+        if let Some(task) = next.take() {
+            note(format_args!("the owner runs {task:?}"));
+            // SAFETY: taken from the slot, the job is ours to run.
+            unsafe { JobHeader::execute(task.0) };
+        }
+        heartbeat.join().unwrap();
+        pool.terminate();
+        worker.join().unwrap();
+        for runs in &runs {
+            assert_eq!(
+                runs.load(Ordering::Relaxed),
+                1,
+                "each task ran exactly once"
+            );
+        }
     });
 }
 

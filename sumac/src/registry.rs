@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use crossbeam_utils::CachePadded;
 
 use crate::job::{JobRef, PanicPayload, StackJob};
-use crate::job_list::RescueSlot;
+use crate::job_list::{NextTask, RescueSlot};
 use crate::latch::{FinishCount, LockLatch, WorkerLatch};
 use crate::policy::{self, Mechanism, Mechanisms, GUEST_SEATS};
 use crate::pool::{PanicHandler, ThreadHandler, ThreadPoolBuildError, ThreadPoolBuilder};
@@ -104,6 +104,7 @@ impl Registry {
                 CachePadded::new(WorkerShared {
                     heartbeat: AtomicBool::new(false),
                     rescue: std::array::from_fn(|_| RescueSlot::new()),
+                    next_task: NextTask::new(),
                     counters: WorkerCounters::default(),
                     #[cfg(feature = "trace")]
                     trace: crate::trace::TraceBuffer::new(),

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use crossbeam_utils::CachePadded;
 
 use crate::job::{JobHeader, JobRef, TAKEN};
-use crate::job_list::{JobList, RescueSlot};
+use crate::job_list::{JobList, NextTask, RescueSlot};
 use crate::latch::CountDebt;
 use crate::policy::{
     self, recorded_forks_limit, ForkBudget, Mechanism, Mechanisms, ShareRequest, Stamp,
@@ -36,6 +36,8 @@ pub(crate) struct WorkerShared {
     /// one slot per fork it can have recorded at once, so every recorded fork is on
     /// offer.
     pub(crate) rescue: [RescueSlot; RESCUE_SLOTS],
+    /// The async task this worker woke last, which it runs next (see [`NextTask`]).
+    pub(crate) next_task: NextTask,
     pub(crate) counters: WorkerCounters,
     #[cfg(feature = "trace")]
     pub(crate) trace: crate::trace::TraceBuffer,
@@ -186,7 +188,7 @@ impl WorkerThread {
     /// Whether jobs of this worker wait: its own list's, or ones addressed to it.
     pub(crate) fn has_pending_jobs(&self) -> bool {
         !self.jobs.is_empty()
-            || !self.spawned.is_empty()
+            || self.has_own_spawned_jobs()
             || self.registry.queues.addressed(self.index) > 0
     }
 
@@ -511,7 +513,12 @@ impl WorkerThread {
         // The common case first, in a small frame: no fork of ours waits, and a spawned
         // job of ours does.
         if self.jobs.is_empty() {
-            if let Some(job) = self.spawned.pop() {
+            if let Some(job) = self
+                .shared()
+                .next_task
+                .take()
+                .or_else(|| self.spawned.pop())
+            {
                 self.run_own_spawned(job);
                 return true;
             }
@@ -563,7 +570,12 @@ impl WorkerThread {
         }
         let queues = &self.registry.queues;
         if forks {
-            if let Some(job) = self.spawned.pop() {
+            if let Some(job) = self
+                .shared()
+                .next_task
+                .take()
+                .or_else(|| self.spawned.pop())
+            {
                 self.run_own_spawned(job);
                 return true;
             }
@@ -659,6 +671,23 @@ impl WorkerThread {
             .record(self.index, crate::trace::EventKind::JobEnd);
     }
 
+    /// Keeps `job`, an async task this worker woke, to run next (see [`NextTask`]); a
+    /// task kept before goes on this worker's deque, where others may take it.
+    ///
+    /// # Safety
+    /// As [`NextTask::replace`]; the caller is this worker's thread.
+    pub(crate) unsafe fn keep_next_task(&self, job: JobRef) {
+        // SAFETY: forwarded from the caller; this thread owns the slot.
+        if let Some(displaced) = unsafe { self.shared().next_task.replace(job) } {
+            self.registry.push_spawned_by(Some(self), displaced, false);
+        }
+    }
+
+    /// Whether spawned jobs of this worker wait: a kept task, or jobs on its deques.
+    fn has_own_spawned_jobs(&self) -> bool {
+        !self.shared().next_task.is_empty() || !self.spawned.is_empty()
+    }
+
     /// Pays the decrements this member owes to a scope's count (see [`CountDebt`]):
     /// before it runs anything but that scope's jobs from its own deque, and before it
     /// waits, sleeps or stops being a member.
@@ -699,7 +728,7 @@ impl WorkerThread {
             let slept = queues.sleep.sleep(
                 self.index,
                 || !done(),
-                || !self.spawned.is_empty() || queues.has_work(self.index),
+                || self.has_own_spawned_jobs() || queues.has_work(self.index),
                 || bump(&counters.sleeps, 1),
                 deadline,
             );
@@ -720,6 +749,11 @@ impl WorkerThread {
 impl Drop for WorkerThread {
     fn drop(&mut self) {
         self.settle_scope_debt();
+        if let Some(task) = self.shared().next_task.take() {
+            // Not this thread's to run any more (a `use_current_thread` registration
+            // ending): every member may take it.
+            self.registry.queues.inject(task);
+        }
         // SAFETY: `spawned` is not used again: the worker is being dropped.
         let deques = unsafe { ManuallyDrop::take(&mut self.spawned) };
         if self.guest {

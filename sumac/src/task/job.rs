@@ -58,11 +58,12 @@ impl TaskJob {
 
 /// async-task's schedule function of every sumac task: queues its job on its pool.
 ///
-/// A task woken on a worker of its pool goes on that worker's own LIFO deque (it runs
-/// next unless another worker steals it first: no lock, no system call); a task that
-/// woke itself while running (a yield) goes to the pool's injector, behind the pool's
-/// other jobs; so does a wake-up from elsewhere. A task scheduled
-/// once its pool has finished (every worker gone) is dropped, which cancels it.
+/// A task woken on a worker of its pool is kept by that worker to run next (its
+/// [`NextTask`](crate::job_list::NextTask): no lock, no system call, nobody woken to
+/// steal it); a task that woke itself while running (a yield) goes to the pool's
+/// injector, behind the pool's other jobs; a wake-up from elsewhere goes to the
+/// injector too (or, on a caller taking part, to its deque). A task scheduled once its
+/// pool has finished (every worker gone) is dropped, which cancels it.
 pub(crate) fn schedule(runnable: Runnable<TaskJob>, info: ScheduleInfo) {
     let job: *const TaskJob = runnable.metadata();
     // SAFETY: the metadata lives in the task's allocation, which the runnable (and,
@@ -97,8 +98,12 @@ pub(crate) fn schedule(runnable: Runnable<TaskJob>, info: ScheduleInfo) {
         // A task that woke itself (a yield) goes behind every job of the pool: on this
         // worker's own deques it would run again before anything from elsewhere.
         registry.queues.inject(job_ref);
+    } else if let Some(worker) = worker.filter(|worker| own.is_some() && !worker.guest) {
+        // SAFETY: the job is queued (counted, holding its runnable, `LOCAL`), and this
+        // is the worker's own thread.
+        unsafe { worker.keep_next_task(job_ref) };
     } else {
-        registry.push_spawned(job_ref, false);
+        registry.push_spawned_by(worker, job_ref, false);
     }
 }
 

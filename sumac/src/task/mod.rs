@@ -3,9 +3,10 @@
 //! A task is an `async-task` allocation whose metadata holds a sumac job header
 //! (`job::TaskJob`): scheduling it queues that header on the pool like any spawned job,
 //! so tasks run on the same workers as forks, spawns and parallel loops, and `join` and
-//! parallel iterators work inside them. A task woken by a worker of its pool goes on
-//! that worker's own list (it runs next: no lock, no system call); an idle pool has
-//! nothing to poll and burns no CPU.
+//! parallel iterators work inside them. A task woken by a worker of its pool is kept by
+//! that worker to run next (no lock, no system call, and no idle worker woken to steal
+//! it; the heartbeat lets others take it if it waits a whole interval); an idle pool
+//! has nothing to poll and burns no CPU.
 //!
 //! # Panics
 //! A task's future runs inside `catch_unwind`. Its panic is re-raised where the task is

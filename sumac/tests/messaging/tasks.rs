@@ -114,6 +114,49 @@ fn a_yielding_task_lets_the_other_tasks_of_a_one_thread_pool_run() {
     });
 }
 
+/// A task woken by a worker waits in that worker's next-task slot, to run when the
+/// worker's job returns; if the job runs on without forking, the heartbeat hands the
+/// task to the idle worker.
+#[test]
+fn a_task_woken_by_a_worker_that_then_runs_long_is_run_by_the_idle_worker() {
+    let pool = sumac::ThreadPoolBuilder::new()
+        .num_threads(2)
+        .build()
+        .unwrap();
+    let (sender, receiver) = oneshot::<()>();
+    let waiting = Arc::new(AtomicBool::new(false));
+    let woken = Arc::new(AtomicBool::new(false));
+    let waiter = {
+        let (waiting, woken) = (Arc::clone(&waiting), Arc::clone(&woken));
+        pool.spawn_future(async move {
+            waiting.store(true, Ordering::SeqCst);
+            receiver.await.unwrap();
+            woken.store(true, Ordering::SeqCst);
+            sumac::current_thread_index()
+        })
+    };
+    while !waiting.load(Ordering::SeqCst) {
+        std::thread::yield_now();
+    }
+    // Let the waiter reach its await (it registers there), so that the send wakes it.
+    std::thread::sleep(Duration::from_millis(20));
+    let busy = pool.spawn_future(async move {
+        sender.send(()).unwrap();
+        // A long job that never forks: the woken task must not wait for its end.
+        let start = std::time::Instant::now();
+        while !woken.load(Ordering::SeqCst) && start.elapsed() < Duration::from_secs(10) {
+            std::hint::spin_loop();
+        }
+        (sumac::current_thread_index(), woken.load(Ordering::SeqCst))
+    });
+    let (busy_worker, woken_meanwhile) = busy.join();
+    assert!(
+        woken_meanwhile,
+        "the woken task waited for the long job of the worker that woke it"
+    );
+    assert_ne!(waiter.join(), busy_worker);
+}
+
 #[test]
 fn dropping_a_task_cancels_it_and_drops_its_future() {
     let counter = DropCounter::new();
