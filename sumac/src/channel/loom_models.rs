@@ -12,6 +12,9 @@
 //! Run with
 //! `RUSTFLAGS="--cfg loom" cargo test -p sumac --lib --release loom_ -- --test-threads=1`.
 
+use std::sync::atomic::Ordering;
+
+use loom::sync::atomic::AtomicBool;
 use loom::sync::Arc;
 use loom::thread;
 
@@ -35,6 +38,17 @@ fn model(bound: usize, f: impl Fn() + Sync + Send + 'static) {
         std::thread::current().name().unwrap_or("?"),
         executions.load(std::sync::atomic::Ordering::Relaxed)
     );
+}
+
+/// Joins `thread` once it has set `finished` (its last step), yielding until then
+/// instead of blocking in `join`: loom's `unpark` makes a thread blocked in `join`
+/// runnable as if the joined thread had ended (it fails its own assertion then), and
+/// a notifier's unpark may reach the waiter after the wait it was for returned.
+fn join_finished<T>(thread: thread::JoinHandle<T>, finished: &AtomicBool) -> T {
+    while !finished.load(Ordering::Acquire) {
+        thread::yield_now();
+    }
+    thread.join().unwrap()
 }
 
 /// A receiver blocked on an empty buffered channel is woken by a send.
@@ -106,10 +120,17 @@ fn loom_channel_async_recv_is_woken_by_send() {
                 Some(cap) => bounded(cap),
             };
             let _keep = sender.clone();
-            let producer = thread::spawn(move || sender.send(3).unwrap());
+            let finished = Arc::new(AtomicBool::new(false));
+            let producer = {
+                let finished = Arc::clone(&finished);
+                thread::spawn(move || {
+                    sender.send(3).unwrap();
+                    finished.store(true, Ordering::Release);
+                })
+            };
             let got = crate::block_on(receiver.recv_async());
             assert_eq!(got, Ok(3));
-            producer.join().unwrap();
+            join_finished(producer, &finished);
         });
     }
 }
@@ -120,10 +141,18 @@ fn loom_channel_async_send_is_woken_by_recv() {
     model(3, || {
         let (sender, receiver) = bounded::<u32>(1);
         sender.send(1).unwrap();
-        let consumer = thread::spawn(move || (receiver.recv(), receiver.recv()));
+        let finished = Arc::new(AtomicBool::new(false));
+        let consumer = {
+            let finished = Arc::clone(&finished);
+            thread::spawn(move || {
+                let got = (receiver.recv(), receiver.recv());
+                finished.store(true, Ordering::Release);
+                got
+            })
+        };
         crate::block_on(sender.send_async(2)).unwrap();
         drop(sender);
-        assert_eq!(consumer.join().unwrap(), (Ok(1), Ok(2)));
+        assert_eq!(join_finished(consumer, &finished), (Ok(1), Ok(2)));
     });
 }
 
@@ -152,5 +181,78 @@ fn loom_oneshot_send_and_drop_wake_the_receiver() {
             Err(SendError(back)) => assert!(Arc::ptr_eq(&back, &value)),
         }
         consumer.join().unwrap();
+    });
+}
+
+/// Two async receivers wait at once, so one waits in the wait list's seat and the other
+/// in its entries (or both retry in turn): two sends wake both, and each message is
+/// received exactly once.
+#[test]
+fn loom_channel_seat_and_entry_receivers_each_get_a_message() {
+    model(2, || {
+        let (sender, receiver) = unbounded::<u32>();
+        let finished = Arc::new(AtomicBool::new(false));
+        let other = {
+            let (receiver, finished) = (receiver.clone(), Arc::clone(&finished));
+            thread::spawn(move || {
+                let got = crate::block_on(receiver.recv_async());
+                finished.store(true, Ordering::Release);
+                got
+            })
+        };
+        let producer = thread::spawn(move || {
+            sender.send(1).unwrap();
+            sender.send(2).unwrap();
+        });
+        let mine = crate::block_on(receiver.recv_async()).unwrap();
+        let theirs = join_finished(other, &finished).unwrap();
+        assert_eq!(mine + theirs, 3, "each message received once");
+        producer.join().unwrap();
+    });
+}
+
+/// An async receive that registered (in the seat) and is then dropped races a send: if
+/// the send's notification reached it, its drop hands the notification on, so a blocked
+/// receiver gets the message.
+#[test]
+fn loom_channel_dropped_async_recv_hands_its_notification_on() {
+    use std::future::Future;
+    use std::task::{Context, Waker};
+
+    model(3, || {
+        let (sender, receiver) = bounded::<u32>(1);
+        // Kept alive, so that only the notification handed on can wake the receiver.
+        let keep = sender.clone();
+        let finished = Arc::new(AtomicBool::new(false));
+        let blocked = {
+            let (receiver, finished) = (receiver.clone(), Arc::clone(&finished));
+            thread::spawn(move || {
+                let got = receiver.recv();
+                finished.store(true, Ordering::Release);
+                got
+            })
+        };
+        let producer = thread::spawn(move || sender.send(5).unwrap());
+        let polled = {
+            let mut recv = std::pin::pin!(receiver.recv_async());
+            let mut cx = Context::from_waker(Waker::noop());
+            recv.as_mut().poll(&mut cx)
+        };
+        producer.join().unwrap();
+        drop(receiver);
+        if matches!(polled, std::task::Poll::Ready(Ok(_))) {
+            // The blocked receiver waits for another message: close the channel.
+            drop(keep);
+        }
+        let theirs = join_finished(blocked, &finished);
+        match polled {
+            // It took the message: the blocked receiver sees the channel close.
+            std::task::Poll::Ready(Ok(mine)) => {
+                assert_eq!(mine, 5);
+                assert!(theirs.is_err());
+            }
+            // Pending and dropped, or closed after the other took the message.
+            _ => assert_eq!(theirs, Ok(5)),
+        }
     });
 }

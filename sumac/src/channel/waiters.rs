@@ -28,7 +28,27 @@
 //! notification on with another `notify_one`, so that a message is never left in the
 //! queue while a receiver sleeps. [`WaitList::unregister`] tells the waiter which case
 //! it is in: `false` means the entry was already taken out by a notifier.
+//!
+//! # The seat: one async waiter without the lock
+//! One regular async operation at a time waits in the list's *seat* instead of its
+//! entries (a receiving task of a channel with one consumer, the common case, never
+//! takes the lock). The seat is a state word, `generation << 2 | tag`, and a cell for
+//! the waker:
+//! - `EMPTY` (no waker in the cell) → `BUSY` → `WAITING`: a waiter registers (a
+//!   compare-and-swap claims the seat, the waker goes in, then a sequentially consistent
+//!   store publishes it, as a registration in the entries does);
+//! - `WAITING` → `BUSY` → `EMPTY` of the next generation: a notifier takes the waker out
+//!   (and wakes it after freeing the seat), or the waiter itself unregisters;
+//! - `WAITING` → `BUSY` → `WAITING`: the waiter replaces its waker.
+//!
+//! Whoever moves the seat to `BUSY` alone touches the cell until it moves it on, and
+//! never runs code of a waker meanwhile (an old waker is dropped afterwards). A
+//! notifier that finds the seat `BUSY` waits for it to move on, so a registration is
+//! never skipped while it is being made or updated; the generation tells a waiter
+//! whether the seat it unregisters from is still its own. Keys of the seat have
+//! [`SEAT_KEY`] set.
 
+use std::cell::UnsafeCell;
 use std::collections::VecDeque;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -38,7 +58,7 @@ use std::time::Instant;
 use crossbeam_utils::CachePadded;
 
 use crate::park::{self, Unparker};
-use crate::sync::{self, AtomicBool, AtomicUsize, Mutex};
+use crate::sync::{self, AtomicBool, AtomicU64, AtomicUsize, Mutex};
 
 /// The identity of one registration in a [`WaitList`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -59,17 +79,46 @@ struct Entries {
     next_key: u64,
 }
 
+/// The bit that marks a [`Key`] of the seat (the rest is the seat's generation).
+const SEAT_KEY: u64 = 1 << 63;
+/// Tags of the seat's state word (see the module documentation).
+const EMPTY: u64 = 0;
+const BUSY: u64 = 1;
+const WAITING: u64 = 2;
+const TAG: u64 = 3;
+
+/// What a notifier reads first, on one cache line.
+struct Counts {
+    /// `entries.len()`, so that a notifier with nobody to wake touches no lock.
+    waiting: AtomicUsize,
+    /// The seat's state: `generation << 2 | tag`.
+    seat: AtomicU64,
+}
+
 /// The waiters of one side of a channel.
 pub(crate) struct WaitList {
-    /// `entries.len()`, so that a notifier with nobody to wake touches no lock.
-    waiting: CachePadded<AtomicUsize>,
+    counts: CachePadded<Counts>,
+    /// The seat's waker: `Some` exactly while the seat is `WAITING` (or `BUSY` between
+    /// two states that have one); touched only by whoever made the seat `BUSY`.
+    seat_waker: UnsafeCell<Option<Waker>>,
     state: Mutex<Entries>,
 }
+
+// SAFETY: `seat_waker` is accessed only by the thread that moved the seat to `BUSY`,
+// with acquire and release on the state word ordering successive holders (see the
+// module documentation); `Waker` is `Send` and `Sync`; the rest is `Sync`.
+unsafe impl Sync for WaitList {}
+// SAFETY: as above.
+unsafe impl Send for WaitList {}
 
 impl WaitList {
     pub(crate) fn new() -> WaitList {
         WaitList {
-            waiting: CachePadded::new(AtomicUsize::new(0)),
+            counts: CachePadded::new(Counts {
+                waiting: AtomicUsize::new(0),
+                seat: AtomicU64::new(EMPTY),
+            }),
+            seat_waker: UnsafeCell::new(None),
             state: Mutex::new(Entries {
                 entries: VecDeque::new(),
                 next_key: 0,
@@ -91,6 +140,14 @@ impl WaitList {
     }
 
     fn register_entry(&self, waker: Waker, thread: Option<Unparker>, observer: bool) -> Key {
+        let waker = if thread.is_none() && !observer {
+            match self.take_seat(waker) {
+                Ok(key) => return key,
+                Err(waker) => waker,
+            }
+        } else {
+            waker
+        };
         let mut state = sync::lock(&self.state);
         let key = Key(state.next_key);
         state.next_key += 1;
@@ -100,7 +157,9 @@ impl WaitList {
             thread,
             observer,
         });
-        self.waiting.store(state.entries.len(), Ordering::SeqCst);
+        self.counts
+            .waiting
+            .store(state.entries.len(), Ordering::SeqCst);
         drop(state);
         // Orders the store above before the caller's retry (its loads of the queue and
         // of the disconnected flag), against the notifier's change-then-load.
@@ -108,19 +167,102 @@ impl WaitList {
         key
     }
 
+    /// Registers `waker` in the seat if it is empty; gives the waker back otherwise.
+    fn take_seat(&self, waker: Waker) -> Result<Key, Waker> {
+        let seat = &self.counts.seat;
+        let state = seat.load(Ordering::Relaxed);
+        if state & TAG != EMPTY
+            || seat
+                .compare_exchange(state, state | BUSY, Ordering::Acquire, Ordering::Relaxed)
+                .is_err()
+        {
+            return Err(waker);
+        }
+        // SAFETY: the seat is ours while BUSY; an empty seat holds no waker.
+        unsafe { *self.seat_waker.get() = Some(waker) };
+        seat.store(state | WAITING, Ordering::SeqCst);
+        // As for an entry: the store before the caller's retry.
+        sync::fence(Ordering::SeqCst);
+        Ok(Key(SEAT_KEY | state >> 2))
+    }
+
+    /// Moves the seat from `state` (`WAITING`) to `BUSY`: true if it was still there.
+    fn hold_seat(&self, state: u64) -> bool {
+        self.counts
+            .seat
+            .compare_exchange(
+                state,
+                state & !TAG | BUSY,
+                Ordering::Acquire,
+                Ordering::Relaxed,
+            )
+            .is_ok()
+    }
+
+    /// Frees the seat held (`BUSY`) at `state`'s generation, giving back its waker.
+    fn free_seat(&self, state: u64) -> Option<Waker> {
+        // SAFETY: the seat is ours while BUSY.
+        let waker = unsafe { (*self.seat_waker.get()).take() };
+        let next = ((state >> 2) + 1) << 2 | EMPTY;
+        self.counts.seat.store(next, Ordering::Release);
+        waker
+    }
+
+    /// Takes the seat's waiter out and wakes it; false if the seat is empty. Waits out a
+    /// seat that is `BUSY` (being registered, updated, left or notified: a few stores).
+    #[cold]
+    fn notify_seat(&self) -> bool {
+        let mut round = 0;
+        loop {
+            let state = self.counts.seat.load(Ordering::SeqCst);
+            match state & TAG {
+                EMPTY => return false,
+                WAITING => {
+                    if self.hold_seat(state) {
+                        if let Some(waker) = self.free_seat(state) {
+                            waker.wake();
+                        }
+                        return true;
+                    }
+                }
+                _ => {
+                    backoff(round);
+                    round = round.saturating_add(1);
+                }
+            }
+        }
+    }
+
+    /// Whether the seat holds (or is about to hold, or give up) a waiter.
+    #[inline]
+    fn seat_taken(&self) -> bool {
+        self.counts.seat.load(Ordering::SeqCst) & TAG != EMPTY
+    }
+
     /// Takes the registration `key` out. Returns false if a notifier took it out first
     /// (its waker was or is being called: a regular waiter then owns a notification).
     pub(crate) fn unregister(&self, key: Key) -> bool {
+        if key.0 & SEAT_KEY != 0 {
+            // Our seat, unless a notifier took it (moving it on from our state).
+            let ours = (key.0 & !SEAT_KEY) << 2 | WAITING;
+            if self.counts.seat.load(Ordering::Relaxed) != ours || !self.hold_seat(ours) {
+                return false;
+            }
+            drop(self.free_seat(ours));
+            return true;
+        }
         // The caller's own registration stored a count of at least one; a count of zero
         // seen since means a notifier emptied the list, taking the entry out.
-        if self.waiting.load(Ordering::SeqCst) == 0 {
+        if self.counts.waiting.load(Ordering::SeqCst) == 0 {
             return false;
         }
         let mut state = sync::lock(&self.state);
         match state.entries.iter().position(|entry| entry.key == key) {
             Some(position) => {
                 state.entries.remove(position);
-                self.waiting.store(state.entries.len(), Ordering::SeqCst);
+                self.counts
+                    .waiting
+                    .store(state.entries.len(), Ordering::SeqCst);
                 true
             }
             None => false,
@@ -130,6 +272,21 @@ impl WaitList {
     /// Replaces the waker of registration `key` (an async operation polled again with
     /// another waker). Returns false if a notifier took the registration out.
     pub(crate) fn update(&self, key: Key, waker: &Waker) -> bool {
+        if key.0 & SEAT_KEY != 0 {
+            let ours = (key.0 & !SEAT_KEY) << 2 | WAITING;
+            if !self.hold_seat(ours) {
+                return false;
+            }
+            // SAFETY: the seat is ours while BUSY.
+            let cell = unsafe { &mut *self.seat_waker.get() };
+            let old = match cell {
+                Some(current) if current.will_wake(waker) => None,
+                _ => cell.replace(waker.clone()),
+            };
+            self.counts.seat.store(ours, Ordering::Release);
+            drop(old);
+            return true;
+        }
         let mut state = sync::lock(&self.state);
         match state.entries.iter_mut().find(|entry| entry.key == key) {
             Some(entry) => {
@@ -146,22 +303,30 @@ impl WaitList {
     /// making progress possible for one waiter.
     #[inline]
     pub(crate) fn notify_one(&self) {
-        if self.waiting.load(Ordering::SeqCst) != 0 {
-            self.notify_slow(Some(1));
+        let regular = if self.seat_taken() && self.notify_seat() {
+            0
+        } else {
+            1
+        };
+        if self.counts.waiting.load(Ordering::SeqCst) != 0 {
+            self.notify_slow(Some(regular));
         }
     }
 
     /// Wakes every observer (a waiting sender of a zero-capacity channel appeared, which
     /// only a `Select` can take: a waiting receiver would have taken the message).
     pub(crate) fn notify_observers(&self) {
-        if self.waiting.load(Ordering::SeqCst) != 0 {
+        if self.counts.waiting.load(Ordering::SeqCst) != 0 {
             self.notify_slow(Some(0));
         }
     }
 
     /// Wakes everybody (disconnection).
     pub(crate) fn notify_all(&self) {
-        if self.waiting.load(Ordering::SeqCst) != 0 {
+        if self.seat_taken() {
+            self.notify_seat();
+        }
+        if self.counts.waiting.load(Ordering::SeqCst) != 0 {
             self.notify_slow(None);
         }
     }
@@ -194,7 +359,9 @@ impl WaitList {
                     index += 1;
                 }
             }
-            self.waiting.store(state.entries.len(), Ordering::SeqCst);
+            self.counts
+                .waiting
+                .store(state.entries.len(), Ordering::SeqCst);
         }
         if let Some(waker) = first {
             waker.wake();
