@@ -11,13 +11,19 @@
 //! worker of another pool as its owner (it works through its own pool's jobs while it
 //! waits), or a thread outside every pool (it blocks on a latch).
 //!
+//! [`Scope::spawn_future`] spawns an async task that may borrow in the same way: the
+//! task holds one unit of the count, given back once its future has been dropped.
+//!
 //! A [`ScopeFifo`] is the same scope whose `spawn_fifo` puts jobs on the spawning
 //! worker's FIFO deque instead, so the jobs one thread spawns start in the order they
 //! were spawned.
 
+use std::future::Future;
 use std::marker::PhantomData;
 use std::panic::{self, AssertUnwindSafe};
+use std::pin::Pin;
 use std::sync::{Arc, Mutex, PoisonError};
+use std::task::{Context, Poll};
 
 use crate::broadcast::BroadcastContext;
 use crate::job::{HeapJob, PanicPayload};
@@ -165,6 +171,45 @@ where
     }
 }
 
+/// A scope's future: its panics go to the scope, and its unit of the scope's count is
+/// given back once the future itself has been dropped (fields drop in declaration
+/// order, also while unwinding from a panicking destructor of the future).
+struct ScopedFuture<'scope, F> {
+    future: F,
+    unit: ScopeUnit<'scope>,
+}
+
+/// One unit of a scope's count of jobs, released when dropped.
+struct ScopeUnit<'scope>(ScopePtr<Scope<'scope>>);
+
+impl Drop for ScopeUnit<'_> {
+    fn drop(&mut self) {
+        // SAFETY: the scope is alive while this unit is in its count; `job_finished` does
+        // not touch it after the decrement that may free it.
+        unsafe { Scope::job_finished(self.0 .0) };
+    }
+}
+
+impl<F: Future<Output = ()>> Future for ScopedFuture<'_, F> {
+    type Output = ();
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        // SAFETY: `future` is structurally pinned: it is never moved out of `self`, and
+        // `ScopedFuture` has no `Drop` of its own and is `Unpin` only if `F` is.
+        let this = unsafe { self.get_unchecked_mut() };
+        // SAFETY: as above: `future` stays where it is until it is dropped in place.
+        let future = unsafe { Pin::new_unchecked(&mut this.future) };
+        match panic::catch_unwind(AssertUnwindSafe(|| future.poll(cx))) {
+            Ok(poll) => poll,
+            Err(payload) => {
+                // SAFETY: the scope is alive while our unit is in its count.
+                unsafe { &*this.unit.0 .0 }.record_panic(payload);
+                Poll::Ready(())
+            }
+        }
+    }
+}
+
 /// Runs `op` on the calling thread as the body of the scope `handle`, then completes it.
 fn run_scope<'scope, S, OP, R>(handle: S, op: OP) -> R
 where
@@ -243,6 +288,61 @@ impl<'scope> Scope<'scope> {
         BODY: Fn(&Scope<'scope>, BroadcastContext<'_>) + Send + Sync + 'scope,
     {
         spawn_broadcast_into(self, body);
+    }
+
+    /// Spawns `future` into the scope as an async task (see
+    /// [`spawn_future`](crate::spawn_future())): it runs on the scope's pool, may borrow
+    /// anything that outlives the scope, and the scope waits until it has completed.
+    /// Inside it, `join`, parallel iterators and channel operations work as in any task.
+    ///
+    /// ```
+    /// let mut doubled = vec![0; 4];
+    /// let (sender, receiver) = sumac::channel::unbounded();
+    /// sumac::scope(|s| {
+    ///     for (i, slot) in doubled.iter_mut().enumerate() {
+    ///         let receiver = receiver.clone();
+    ///         s.spawn_future(async move {
+    ///             let value: usize = receiver.recv_async().await.unwrap();
+    ///             *slot = value * 2;
+    ///         });
+    ///     }
+    ///     for i in 0..4 {
+    ///         sender.send(i).unwrap();
+    ///     }
+    /// });
+    /// doubled.sort();
+    /// assert_eq!(doubled, [0, 2, 4, 6]);
+    /// ```
+    ///
+    /// A scoped future must be `Send`, and may borrow only what outlives the scope:
+    ///
+    /// ```compile_fail
+    /// let mut total = 0;
+    /// sumac::scope(|s| {
+    ///     let local = 5;
+    ///     s.spawn_future(async { total += local });
+    /// });
+    /// ```
+    ///
+    /// # Panics
+    /// As [`Scope::spawn`]: a panic in `future` is re-raised by the scope once every job
+    /// and future of it has finished.
+    ///
+    /// A future that never completes (it waits for a wake-up that never comes) keeps
+    /// the scope waiting, as a spawned closure that never returns would.
+    pub fn spawn_future<F>(&self, future: F)
+    where
+        F: Future<Output = ()> + Send + 'scope,
+    {
+        self.jobs.increment();
+        let future = ScopedFuture {
+            future,
+            unit: ScopeUnit(ScopePtr(self)),
+        };
+        // SAFETY: what `future` borrows outlives `'scope`, and so the scope; the scope
+        // waits for `unit`, which is dropped after the future (field order), and nothing
+        // touches the future after its drop.
+        unsafe { crate::task::spawn_borrowing_future_in(&self.registry, future) };
     }
 
     fn record_panic(&self, payload: PanicPayload) {

@@ -562,6 +562,34 @@ fn tasks_are_requeued_through_their_metadata_job_across_workers() {
     });
 }
 
+/// Scoped futures: tasks that borrow from the stack, write through their borrows on
+/// other workers, panic, and are dropped before the scope returns.
+#[test]
+fn scoped_futures_write_through_their_borrows_before_the_scope_returns() {
+    use sumac::channel::unbounded;
+    on_sharing_pools(|pool| {
+        let mut slots = vec![Box::new(0usize); 4];
+        let (sender, receiver) = unbounded::<usize>();
+        pool.scope(|s| {
+            for slot in slots.iter_mut() {
+                let receiver = receiver.clone();
+                s.spawn_future(async move {
+                    **slot = receiver.recv_async().await.unwrap() + 1;
+                });
+            }
+            s.spawn(move |_| (0..4).for_each(|i| sender.send(i).unwrap()));
+        });
+        let mut values: Vec<usize> = slots.iter().map(|slot| **slot).collect();
+        values.sort_unstable();
+        assert_eq!(values, [1, 2, 3, 4]);
+        let payload = panic::catch_unwind(AssertUnwindSafe(|| {
+            pool.scope(|s| s.spawn_future(async { panic!("scoped panic") }));
+        }))
+        .unwrap_err();
+        assert_eq!(panic_message(&*payload), "scoped panic");
+    });
+}
+
 /// Task graphs: closures stored inline and boxed, moved out to run or dropped unrun,
 /// slots reused under new generations, dependencies released across workers, panics,
 /// cancellation, re-runs and a dedicated channel served by this thread.

@@ -1,4 +1,5 @@
-//! Async tasks on the pool: [`spawn_future`], [`Task`], [`block_on`].
+//! Async tasks on the pool: [`spawn_future`], [`Task`], [`block_on`], and the tasks of
+//! [`Scope::spawn_future`](crate::Scope::spawn_future), which may borrow.
 //!
 //! A task is an `async-task` allocation whose metadata holds a sumac job header
 //! (`job::TaskJob`): scheduling it queues that header on the pool like any spawned job,
@@ -71,6 +72,27 @@ where
     Task {
         task: Some(task.fallible()),
     }
+}
+
+/// Spawns `future`, which may borrow, as a detached task on the pool of `registry`.
+///
+/// # Safety
+/// What `future` borrows outlives the future: the caller waits until it was dropped
+/// (completed or cancelled), which async-task does before it lets go of the task's
+/// last `Runnable`, and nothing of the future is touched after its drop.
+pub(crate) unsafe fn spawn_borrowing_future_in<F>(registry: &Arc<Registry>, future: F)
+where
+    F: Future<Output = ()> + Send,
+{
+    // SAFETY: `future` is `Send`, and `schedule` is `Send`, `Sync` and `'static`; what
+    // `future` borrows outlives every use of it (our caller's contract).
+    let (runnable, task) = unsafe {
+        Builder::new()
+            .metadata(TaskJob::new(Arc::clone(registry)))
+            .spawn_unchecked(|_| future, WithInfo(job::schedule))
+    };
+    task.detach();
+    runnable.schedule();
 }
 
 impl crate::ThreadPool {

@@ -378,3 +378,90 @@ fn a_pool_dropped_with_a_waiting_task_shuts_down() {
         std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| task.join())).unwrap_err();
     assert!(panic_message(&*payload).contains("cancelled"));
 }
+
+// ------------------------------------------------------------------ scoped futures
+
+#[test]
+fn scoped_futures_borrow_from_the_stack_and_the_scope_waits_for_them() {
+    for threads in [1, 2, 4] {
+        let pool = common::stress_pool(threads);
+        let mut slots = vec![0usize; 64];
+        let (sender, receiver) = unbounded::<usize>();
+        pool.scope(|s| {
+            for slot in slots.iter_mut() {
+                let receiver = receiver.clone();
+                s.spawn_future(async move {
+                    // Each waits for a message a job of the same scope sends later.
+                    let value = receiver.recv_async().await.unwrap();
+                    let (a, b) = sumac::join(|| value, || value);
+                    *slot = a + b + 1;
+                });
+            }
+            s.spawn(move |_| {
+                for i in 0..64 {
+                    sender.send(i).unwrap();
+                }
+            });
+        });
+        slots.sort_unstable();
+        let expected: Vec<usize> = (0..64).map(|i| 2 * i + 1).collect();
+        assert_eq!(slots, expected, "{threads} threads");
+    }
+}
+
+#[test]
+fn a_scoped_future_panic_is_raised_by_the_scope_after_everything_finished() {
+    let pool = common::stress_pool(2);
+    let finished = AtomicUsize::new(0);
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        pool.scope(|s| {
+            s.spawn_future(async { panic!("scoped future") });
+            for _ in 0..8 {
+                s.spawn_future(async {
+                    YieldOnce(false).await;
+                    finished.fetch_add(1, Ordering::SeqCst);
+                });
+            }
+        })
+    }));
+    let payload = result.expect_err("the scope re-raises the future's panic");
+    assert_eq!(panic_message(&*payload), "scoped future");
+    assert_eq!(finished.load(Ordering::SeqCst), 8);
+}
+
+#[test]
+fn scoped_futures_are_dropped_once_whether_they_complete_or_their_channel_closes() {
+    let counter = DropCounter::new();
+    let pool = common::stress_pool(2);
+    let dropped_when_the_scope_returned = finishes("a scope with futures", move || {
+        scoped_futures_with_tokens(&pool, &counter);
+        (counter.created(), counter.dropped())
+    });
+    assert_eq!(dropped_when_the_scope_returned, (32, 32));
+}
+
+fn scoped_futures_with_tokens(pool: &sumac::ThreadPool, counter: &DropCounter) {
+    let mut senders = Vec::new();
+    pool.scope(|s| {
+        for _ in 0..32 {
+            let token = counter.token();
+            let (sender, receiver) = oneshot::<()>();
+            s.spawn_future(async move {
+                let _token = token;
+                let _ = receiver.await;
+            });
+            senders.push(sender);
+        }
+        // A thread outside the pool answers later: half get their message, the other
+        // half see their sender dropped.
+        let senders = std::mem::take(&mut senders);
+        std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(20));
+            for (i, sender) in senders.into_iter().enumerate() {
+                if i % 2 == 0 {
+                    sender.send(()).unwrap();
+                }
+            }
+        });
+    });
+}
