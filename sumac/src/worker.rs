@@ -513,12 +513,7 @@ impl WorkerThread {
         // The common case first, in a small frame: no fork of ours waits, and a spawned
         // job of ours does.
         if self.jobs.is_empty() {
-            if let Some(job) = self
-                .shared()
-                .next_task
-                .take()
-                .or_else(|| self.spawned.pop())
-            {
+            if let Some(job) = self.pop_own_spawned() {
                 self.run_own_spawned(job);
                 return true;
             }
@@ -570,12 +565,7 @@ impl WorkerThread {
         }
         let queues = &self.registry.queues;
         if forks {
-            if let Some(job) = self
-                .shared()
-                .next_task
-                .take()
-                .or_else(|| self.spawned.pop())
-            {
+            if let Some(job) = self.pop_own_spawned() {
                 self.run_own_spawned(job);
                 return true;
             }
@@ -681,6 +671,16 @@ impl WorkerThread {
         if let Some(displaced) = unsafe { self.shared().next_task.replace(job) } {
             self.registry.push_spawned_by(Some(self), displaced, false);
         }
+    }
+
+    /// This worker's next spawned job: the task it kept to run next, else the next job
+    /// of its deques (see [`SpawnDeques::pop`]).
+    #[inline(always)]
+    fn pop_own_spawned(&self) -> Option<JobRef> {
+        self.shared()
+            .next_task
+            .take()
+            .or_else(|| self.spawned.pop())
     }
 
     /// Whether spawned jobs of this worker wait: a kept task, or jobs on its deques.

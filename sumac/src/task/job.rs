@@ -81,13 +81,11 @@ pub(crate) fn schedule(runnable: Runnable<TaskJob>, info: ScheduleInfo) {
     // returns: push through a registry that something else keeps alive (the calling
     // worker's own, or a clone).
     // SAFETY: a non-null thread-local pointer refers to this thread's live worker.
-    let worker = unsafe { WorkerThread::current().as_ref() };
-    let own = worker
-        .map(WorkerThread::registry)
-        .filter(|own| Arc::ptr_eq(own, &job.registry));
+    let member = unsafe { WorkerThread::current().as_ref() }
+        .filter(|worker| Arc::ptr_eq(worker.registry(), &job.registry));
     let clone;
-    let registry: &Registry = match own {
-        Some(own) => own,
+    let registry: &Registry = match member {
+        Some(member) => member.registry(),
         None => {
             clone = Arc::clone(&job.registry);
             &clone
@@ -98,12 +96,12 @@ pub(crate) fn schedule(runnable: Runnable<TaskJob>, info: ScheduleInfo) {
         // A task that woke itself (a yield) goes behind every job of the pool: on this
         // worker's own deques it would run again before anything from elsewhere.
         registry.queues.inject(job_ref);
-    } else if let Some(worker) = worker.filter(|worker| own.is_some() && !worker.guest) {
+    } else if let Some(worker) = member.filter(|member| !member.guest) {
         // SAFETY: the job is queued (counted, holding its runnable, `LOCAL`), and this
         // is the worker's own thread.
         unsafe { worker.keep_next_task(job_ref) };
     } else {
-        registry.push_spawned_by(worker, job_ref, false);
+        registry.push_spawned_by(member, job_ref, false);
     }
 }
 
