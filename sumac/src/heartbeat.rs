@@ -52,7 +52,7 @@ pub(crate) fn heartbeat_main(registry: &Registry) {
     let mut last_useful = Instant::now();
     let linger = registry.mechanisms.has(Mechanism::Linger);
     let linger_period = registry.heartbeat_interval.max(SHORTEST_TIMED_WAIT);
-    let mut quiet = vec![QuietWorker::default(); registry.workers.len()];
+    let mut quiet = quiet_members(registry);
     loop {
         {
             let mut guard = park.lock.lock().unwrap_or_else(PoisonError::into_inner);
@@ -95,16 +95,28 @@ pub(crate) fn heartbeat_main(registry: &Registry) {
             return;
         }
         last_tick = Instant::now();
-        let ticks = registry.epoch_ticks.load(Ordering::Relaxed);
-        registry.epoch_ticks.store(ticks + 1, Ordering::Relaxed);
-        if registry.mechanisms.has(Mechanism::Rescue) {
-            rescue_quiet_workers(registry, &mut quiet);
-        }
-        release_waiting_tasks(registry, &mut quiet);
-        for worker in registry.workers.iter() {
-            if !worker.heartbeat.load(Ordering::Relaxed) {
-                worker.heartbeat.store(true, Ordering::Relaxed);
-            }
+        tick(registry, &mut quiet);
+    }
+}
+
+/// What the heartbeat thread remembers of each member from one tick to the next.
+pub(crate) fn quiet_members(registry: &Registry) -> Vec<QuietWorker> {
+    vec![QuietWorker::default(); registry.workers.len()]
+}
+
+/// One tick: advances the epoch, rescues the forks of members that stopped polling and
+/// the tasks kept too long, and raises every member's heartbeat flag. (The loom models
+/// call it from a model thread of their own.)
+pub(crate) fn tick(registry: &Registry, quiet: &mut [QuietWorker]) {
+    let ticks = registry.epoch_ticks.load(Ordering::Relaxed);
+    registry.epoch_ticks.store(ticks + 1, Ordering::Relaxed);
+    if registry.mechanisms.has(Mechanism::Rescue) {
+        rescue_quiet_workers(registry, quiet);
+    }
+    release_waiting_tasks(registry, quiet);
+    for worker in registry.workers.iter() {
+        if !worker.heartbeat.load(Ordering::Relaxed) {
+            worker.heartbeat.store(true, Ordering::Relaxed);
         }
     }
 }
@@ -132,7 +144,7 @@ fn wake_on_time() {
 
 /// What the heartbeat thread saw of a worker at the previous tick.
 #[derive(Clone, Copy, Default)]
-struct QuietWorker {
+pub(crate) struct QuietWorker {
     /// The worker's counts of handled heartbeats and of forks (`None` after a park, when
     /// they are not yet known).
     handled: Option<(u64, u64)>,

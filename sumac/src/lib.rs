@@ -186,6 +186,8 @@ pub mod collections {
 }
 
 #[cfg(all(test, loom))]
+mod loom_pool;
+#[cfg(all(test, loom))]
 mod loom_tests;
 
 pub use crate::broadcast::{broadcast, spawn_broadcast, BroadcastContext};

@@ -23,10 +23,12 @@
 //!   ordered searches' published best position (`iter::find::Best`).
 //!
 //! # Mirrored, and why
-//! `WorkerThread` and `Registry` cannot run under loom: a registry starts std threads (its
-//! workers and the heartbeat thread), a member finds its state through a std thread-local,
-//! and both read the clock. The steps of theirs that call the pieces above are mirrored
-//! here, in the same order, on a [`Member`] (a worker's or a guest's own state: its index,
+//! Whole pools run under loom in `loom_pool.rs` (`crate::sync` supplies loom's threads,
+//! thread-locals and a model clock), but a whole pool's models grow fast with every
+//! member and step, so the finer interleavings below (several forks, promotions,
+//! rescues, two searching workers) are still explored on small mirrors: the steps of
+//! `WorkerThread` and `Registry` that call the pieces above are mirrored here, in the
+//! same order, on a [`Member`] (a worker's or a guest's own state: its index,
 //! fork list, spawn deques and rescue offers) of a [`Pool`] (the registry's queues, rescue
 //! slots, `terminating` flag and live count):
 //! - [`Member::wait_until`], [`Member::run_pending_job`], [`Member::idle_until`] and
@@ -92,7 +94,7 @@ use crate::queues::{Queues, SpawnDeques};
 /// interleavings grow fastest gets the lowest bound, never below the one its documented
 /// failure needs. Prints how many executions it explored (see `--nocapture`); if one
 /// fails, prints the steps it took (see [`note`]).
-fn model(preemption_bound: Option<usize>, f: impl Fn() + Sync + Send + 'static) {
+pub(crate) fn model(preemption_bound: Option<usize>, f: impl Fn() + Sync + Send + 'static) {
     let mut builder = loom::model::Builder::new();
     if builder.preemption_bound.is_none() {
         builder.preemption_bound = preemption_bound;
@@ -119,7 +121,7 @@ static TRACE: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
 /// Records a step in the current execution's trace (and prints it at once if
 /// `SUMAC_LOOM_PRINT_STEPS` is set). Loom runs all the model's threads on one OS thread,
 /// one at a time, so a std mutex is fine.
-fn note(event: std::fmt::Arguments<'_>) {
+pub(crate) fn note(event: std::fmt::Arguments<'_>) {
     let thread = format!("{:?}", thread::current().id());
     if std::env::var_os("SUMAC_LOOM_PRINT_STEPS").is_some() {
         eprintln!("step {thread}: {event}");
@@ -144,7 +146,7 @@ impl Drop for PrintTraceOnPanic {
 
 /// Data that a job writes and its waiter reads, with loom checking that the two
 /// accesses are ordered by happens-before.
-struct Slot(UnsafeCell<usize>);
+pub(crate) struct Slot(UnsafeCell<usize>);
 
 // SAFETY: every access goes through loom's `UnsafeCell`, which fails the model on any
 // pair of accesses not ordered by happens-before: unsynchronised sharing is exactly
@@ -152,16 +154,16 @@ struct Slot(UnsafeCell<usize>);
 unsafe impl Sync for Slot {}
 
 impl Slot {
-    fn new() -> Arc<Slot> {
+    pub(crate) fn new() -> Arc<Slot> {
         Arc::new(Slot(UnsafeCell::new(0)))
     }
 
-    fn write(&self, value: usize) {
+    pub(crate) fn write(&self, value: usize) {
         // SAFETY: loom checks that no other access to the cell is concurrent with this one.
         self.0.with_mut(|p| unsafe { *p = value });
     }
 
-    fn read(&self) -> usize {
+    pub(crate) fn read(&self) -> usize {
         // SAFETY: loom checks that no write to the cell is concurrent with this read.
         self.0.with(|p| unsafe { *p })
     }

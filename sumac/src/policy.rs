@@ -40,8 +40,9 @@ pub(crate) const MIN_RECORDED_FORKS: usize = 3;
 pub(crate) const MAX_RECORDED_FORKS: usize = 8;
 
 /// Spin rounds between two clock reads while an idle worker watches for work: a clock
-/// read costs about as much as this many spin hints.
-pub(crate) const SPIN_ROUNDS: u32 = 64;
+/// read costs about as much as this many spin hints. (One under loom, where each look
+/// is a step to explore and a spin's outcome is that of its last look.)
+pub(crate) const SPIN_ROUNDS: u32 = if cfg!(loom) { 1 } else { 64 };
 
 /// An idle worker spins at most this long before it sleeps (or one interval if that is
 /// shorter): long enough to catch the next phase of a program of short parallel phases

@@ -2,9 +2,9 @@
 //! (worker 0 for good) and callers taking part in one call each (guests, on seats).
 //! See `SCHEDULER.md`, "Callers taking part".
 
+use crate::sync::{AtomicU64, Ordering};
 use std::cell::Cell;
 use std::ptr::{self};
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use crossbeam_utils::CachePadded;
@@ -43,7 +43,7 @@ impl Drop for RegisteredWorker {
     }
 }
 
-thread_local! {
+crate::sync::thread_local! {
     static REGISTERED_WORKER: RegisteredWorker = const { RegisteredWorker(Cell::new(ptr::null_mut())) };
 }
 
@@ -246,7 +246,7 @@ pub(crate) fn as_guest<R>(
 /// An identity of the calling thread, for comparisons only (`join_context`): the
 /// address of a thread-local, never made a pointer again.
 pub(crate) fn calling_thread_id() -> usize {
-    thread_local! {
+    crate::sync::thread_local! {
         static IDENTITY: u8 = const { 0 };
     }
     IDENTITY.with(|identity| ptr::from_ref(identity).addr())

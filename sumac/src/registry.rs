@@ -9,10 +9,7 @@
 use std::io;
 use std::panic::{self, AssertUnwindSafe};
 use std::ptr::{self};
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock, PoisonError};
-use std::thread::{self, JoinHandle};
-use std::time::{Duration, Instant};
 
 use crossbeam_utils::CachePadded;
 
@@ -23,6 +20,9 @@ use crate::policy::{self, Mechanism, Mechanisms, GUEST_SEATS};
 use crate::pool::{PanicHandler, ThreadHandler, ThreadPoolBuildError, ThreadPoolBuilder};
 use crate::queues::Queues;
 use crate::stats::{PoolStats, WorkerCounters, WorkerStats};
+use crate::sync::thread::{self, JoinHandle};
+use crate::sync::time::{self, Duration, Instant};
+use crate::sync::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use crate::thread_builder::{ThreadBuilder, ThreadSpawn};
 
 use crate::heartbeat::{heartbeat_main, HeartbeatPark};
@@ -102,7 +102,7 @@ impl Registry {
         let workers = (0..members)
             .map(|_| {
                 CachePadded::new(WorkerShared {
-                    heartbeat: AtomicBool::new(false),
+                    heartbeat: std::sync::atomic::AtomicBool::new(false),
                     rescue: std::array::from_fn(|_| RescueSlot::new()),
                     next_task: NextTask::new(),
                     counters: WorkerCounters::default(),
@@ -120,13 +120,13 @@ impl Registry {
             last_request_ns: CachePadded::new(AtomicU64::new(0)),
             last_promotion_ns: CachePadded::new(AtomicU64::new(0)),
             epoch_ticks: CachePadded::new(AtomicU64::new(0)),
-            epoch: Instant::now(),
+            epoch: time::now(),
             terminating: AtomicBool::new(false),
             heartbeat_interval: config.heartbeat_interval,
             mechanisms: config.mechanisms,
             forced_splits: config.forced_splits,
             heartbeat_park: HeartbeatPark {
-                parked: AtomicBool::new(false),
+                parked: std::sync::atomic::AtomicBool::new(false),
                 lock: Mutex::new(()),
                 signal: Condvar::new(),
             },
@@ -160,7 +160,9 @@ impl Registry {
                 );
                 handles.extend(spawner.spawn(thread)?);
             }
-            if num_threads > 1 {
+            // Under loom the models tick themselves (`heartbeat::tick`): the heartbeat
+            // thread's timed loop has no place in a model.
+            if num_threads > 1 && !cfg!(loom) {
                 let registry = Arc::clone(&registry);
                 let heartbeat = thread::Builder::new()
                     .name("sumac-heartbeat".to_owned())
@@ -498,7 +500,7 @@ impl Registry {
     /// Claims the pool-wide right to share a fork of unknown size now (see
     /// [`policy::pool_share_spacing`]).
     pub(crate) fn claim_promotion(&self) -> bool {
-        let now = u64::try_from(self.epoch.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        let now = u64::try_from(time::since(self.epoch).as_nanos()).unwrap_or(u64::MAX);
         let busy = self
             .num_threads()
             .saturating_sub(self.idle.load(Ordering::Relaxed));
@@ -516,7 +518,7 @@ impl Registry {
     /// whole pool (so that many spinning workers do not keep invalidating the busy
     /// workers' flag lines).
     pub(crate) fn request_work(&self, me: usize, period: Duration) {
-        let now = u64::try_from(self.epoch.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        let now = u64::try_from(time::since(self.epoch).as_nanos()).unwrap_or(u64::MAX);
         let last = self.last_request_ns.load(Ordering::Relaxed);
         let period = u64::try_from(period.as_nanos()).unwrap_or(u64::MAX);
         if now.saturating_sub(last) >= period

@@ -30,7 +30,7 @@
 //! See `SCHEDULER.md`, "Sleeping without lost wake-ups", for the full argument; the loom
 //! models in `loom_tests.rs` check it.
 
-use std::time::Instant;
+use crate::sync::time::{self, Instant};
 
 use crossbeam_utils::CachePadded;
 
@@ -123,7 +123,7 @@ impl Sleep {
             state = match deadline {
                 None => sync::wait(&self.signals[index], state),
                 Some(deadline) => {
-                    let now = Instant::now();
+                    let now = time::now();
                     if now >= deadline {
                         // Nobody woke us: leave the sleepers as a waker would take us out.
                         self.wake_locked_if_asleep(&mut state, index);
@@ -156,7 +156,7 @@ impl Sleep {
             state = match deadline {
                 None => sync::wait(&self.signals[index], state),
                 Some(deadline) => {
-                    let now = Instant::now();
+                    let now = time::now();
                     if now >= deadline {
                         state.asleep[index] = None;
                         break;

@@ -1,10 +1,13 @@
 //! Synchronisation primitives, switched to loom's model-checked versions under `cfg(loom)`.
 //!
-//! Only the hand-off protocol (the shared queue, its sleep/wake logic and the latches),
-//! the published best position of ordered searches (`iter::find::Best`) and the task
-//! graph's slots, ready stacks and runner count (`graph`) go through
-//! this module, so that `cargo test --cfg loom` can explore its
-//! interleavings. Worker-local state uses plain `Cell`s and never needs it.
+//! The hand-off protocol (the queues, their sleep/wake logic, the latches, the pool's
+//! live count and guest seats), the workers' threads, thread-locals and clock, the
+//! published best position of ordered searches (`iter::find::Best`) and the task
+//! graph's slots, ready stacks and runner count (`graph`) go through this module, so
+//! that `cargo test --cfg loom` runs the production `Registry` and `WorkerThread` and
+//! explores their interleavings. Worker-local state uses plain `Cell`s and never needs
+//! it; plain counters and hints that hand nothing off (statistics, heartbeat flags)
+//! stay std atomics.
 
 #[cfg(loom)]
 pub(crate) use loom::sync::atomic::{
@@ -19,6 +22,107 @@ pub(crate) use std::sync::atomic::{
 };
 
 pub(crate) use std::sync::atomic::Ordering;
+
+/// A value (of `crate::sync` atomics) inside memory that a reference count loom cannot
+/// see frees: a std `Arc` behind a `Waker`, or an async-task allocation. Never dropped:
+/// its atomics need no drop, and under loom their drop would count as an access that
+/// loom cannot order after the last use on another thread (the count's release/acquire
+/// edge is outside the model), a false report.
+#[repr(transparent)]
+pub(crate) struct FreedUnseen<T>(std::mem::ManuallyDrop<T>);
+
+impl<T> FreedUnseen<T> {
+    pub(crate) const fn new(value: T) -> Self {
+        #[cfg(not(loom))]
+        const {
+            assert!(
+                !std::mem::needs_drop::<T>(),
+                "only for values without drop glue"
+            );
+        }
+        FreedUnseen(std::mem::ManuallyDrop::new(value))
+    }
+}
+
+impl<T> std::ops::Deref for FreedUnseen<T> {
+    type Target = T;
+
+    #[inline(always)]
+    fn deref(&self) -> &T {
+        &self.0
+    }
+}
+
+/// Declares a thread-local variable with a constant initialiser (`static NAME: T =
+/// const { init };`): std's, or loom's under `cfg(loom)` (every model thread runs on one
+/// OS thread, so a std thread-local would be shared by all of them).
+macro_rules! model_thread_local {
+    ($(#[$attr:meta])* $vis:vis static $name:ident: $t:ty = const { $init:expr };) => {
+        #[cfg(loom)]
+        loom::thread_local! {
+            $(#[$attr])* $vis static $name: $t = $init;
+        }
+        #[cfg(not(loom))]
+        std::thread_local! {
+            $(#[$attr])* $vis static $name: $t = const { $init };
+        }
+    };
+}
+pub(crate) use model_thread_local as thread_local;
+
+/// Starting, joining and yielding threads.
+pub(crate) mod thread {
+    #[cfg(loom)]
+    pub(crate) use loom::thread::{yield_now, Builder, JoinHandle};
+    #[cfg(not(loom))]
+    pub(crate) use std::thread::{yield_now, Builder, JoinHandle};
+}
+
+/// The clock the scheduler reads (for spin limits, share gaps and rate limits).
+///
+/// Under loom it is a step counter per model thread, starting at the same instant in
+/// every execution and advancing [`time::STEP`] per reading: each execution reads the
+/// same times in the same order, as loom's replay needs, and every time limit passes
+/// after a few readings, so no spin outlasts a couple of looks. The scheduler's
+/// correctness never depends on what the clock says, only its tuning does.
+pub(crate) mod time {
+    pub(crate) use std::time::{Duration, Instant};
+
+    /// The current time.
+    #[cfg(not(loom))]
+    #[inline(always)]
+    pub(crate) fn now() -> Instant {
+        Instant::now()
+    }
+
+    /// How far the model clock advances per reading: longer than every spin limit and
+    /// share gap, so that each passes at the next reading.
+    #[cfg(loom)]
+    pub(crate) const STEP: Duration = Duration::from_millis(1);
+
+    /// The current time: the model clock (see the module header).
+    #[cfg(loom)]
+    pub(crate) fn now() -> Instant {
+        use std::cell::Cell;
+        use std::sync::OnceLock;
+        static ORIGIN: OnceLock<Instant> = OnceLock::new();
+        loom::thread_local! {
+            static READINGS: Cell<u32> = Cell::new(0);
+        }
+        let readings = READINGS.with(|readings| {
+            readings.set(readings.get() + 1);
+            readings.get()
+        });
+        *ORIGIN.get_or_init(Instant::now) + STEP * readings
+    }
+
+    /// The time since `earlier` (zero if `earlier` is later, as for another thread's
+    /// reading of the model clock).
+    #[inline(always)]
+    pub(crate) fn since(earlier: Instant) -> Duration {
+        now().saturating_duration_since(earlier)
+    }
+}
 
 /// Work-stealing deques: crossbeam's, or under loom a lock-based stand-in with the same
 /// interface (crossbeam's deque is checked by crossbeam; the models check what sumac

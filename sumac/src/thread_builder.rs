@@ -9,10 +9,10 @@
 //! for that count to reach zero, so it waits for custom-spawned workers as it joins its
 //! own threads, without holding their join handles.
 
+use crate::sync::thread::JoinHandle;
 use std::fmt;
 use std::io;
 use std::sync::Arc;
-use std::thread::JoinHandle;
 
 use crate::registry::Registry;
 use crate::worker::worker_main;
@@ -215,7 +215,7 @@ pub struct DefaultSpawn;
 
 impl ThreadSpawn for DefaultSpawn {
     fn spawn(&mut self, thread: ThreadBuilder) -> io::Result<Option<JoinHandle<()>>> {
-        let mut builder = std::thread::Builder::new().name(thread.name.clone());
+        let mut builder = crate::sync::thread::Builder::new().name(thread.name.clone());
         if let Some(stack_size) = thread.stack_size {
             builder = builder.stack_size(stack_size);
         }

@@ -6,8 +6,6 @@ use std::mem::ManuallyDrop;
 use std::ptr::{self, NonNull};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
-use std::thread::{self};
-use std::time::{Duration, Instant};
 
 use crossbeam_utils::CachePadded;
 
@@ -22,6 +20,8 @@ use crate::queues::SpawnDeques;
 use crate::stats::{bump, WorkerCounters};
 
 use crate::registry::Registry;
+use crate::sync::thread;
+use crate::sync::time::{self, Duration, Instant};
 
 /// Rescue slots per worker: one for each fork it can have recorded at once (a list in a
 /// pool of several workers holds only recorded join forks), so that every recorded fork
@@ -43,7 +43,7 @@ pub(crate) struct WorkerShared {
     pub(crate) trace: crate::trace::TraceBuffer,
 }
 
-thread_local! {
+crate::sync::thread_local! {
     pub(crate) static WORKER_THREAD: Cell<*const WorkerThread> = const { Cell::new(ptr::null()) };
 }
 
@@ -328,7 +328,7 @@ impl WorkerThread {
         let Some(oldest) = self.jobs.oldest() else {
             return;
         };
-        let now = Instant::now();
+        let now = time::now();
         let request = ShareRequest {
             // SAFETY: `oldest` is on our list, hence live.
             oldest: unsafe { oldest.as_ref() }.recorded_at.get(),
@@ -423,15 +423,15 @@ impl WorkerThread {
             if done() {
                 return true;
             }
-            if deadline.is_some_and(|deadline| Instant::now() >= deadline) {
+            if deadline.is_some_and(|deadline| time::now() >= deadline) {
                 return false;
             }
             if runs_jobs && self.run_pending_job(false) {
                 continue;
             }
-            let start = Instant::now();
+            let start = time::now();
             let spin = policy::spin_limit(self.registry.heartbeat_interval, self.mechanisms);
-            while !done() && !has_work() && start.elapsed() < spin {
+            while !done() && !has_work() && time::since(start) < spin {
                 for _ in 0..SPIN_ROUNDS {
                     std::hint::spin_loop();
                 }
@@ -487,7 +487,7 @@ impl WorkerThread {
             if done() {
                 break true;
             }
-            if Instant::now() >= deadline {
+            if time::now() >= deadline {
                 break done();
             }
             if self.run_pending_job(true) {
@@ -615,7 +615,7 @@ impl WorkerThread {
             cursor.set(next);
             registry.queues.glance(self.index, next) || done()
         };
-        let start = Instant::now();
+        let start = time::now();
         let spin_limit = policy::spin_limit(registry.heartbeat_interval, self.mechanisms);
         let request_period = spin_limit / REQUESTS_PER_SPIN;
         let mut next_request = start + request_period;
@@ -626,7 +626,7 @@ impl WorkerThread {
                 }
                 std::hint::spin_loop();
             }
-            let now = Instant::now();
+            let now = time::now();
             if now.duration_since(start) >= spin_limit {
                 return work_or_done();
             }

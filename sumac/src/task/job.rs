@@ -27,13 +27,15 @@ use async_task::{Runnable, ScheduleInfo};
 use crate::job::{JobHeader, JobRef, LOCAL};
 use crate::policy::Stamp;
 use crate::registry::{self, Registry};
+use crate::sync::FreedUnseen;
 use crate::worker::WorkerThread;
 
 /// The metadata of a sumac async task: its job header and the pool it runs on.
 #[repr(C)]
 pub(crate) struct TaskJob {
-    /// First, so that a pointer to the whole `TaskJob` is also one to its header.
-    header: JobHeader,
+    /// First, so that a pointer to the whole `TaskJob` is also one to its header. Freed
+    /// by async-task's reference count (see [`FreedUnseen`]).
+    header: FreedUnseen<JobHeader>,
     /// The task's `Runnable` (from `Runnable::into_raw`) while its job is queued.
     runnable: Cell<Option<NonNull<()>>>,
     registry: Arc<Registry>,
@@ -49,7 +51,7 @@ unsafe impl Sync for TaskJob {}
 impl TaskJob {
     pub(crate) fn new(registry: Arc<Registry>) -> TaskJob {
         TaskJob {
-            header: JobHeader::for_external_job(run_task_job),
+            header: FreedUnseen::new(JobHeader::for_external_job(run_task_job)),
             runnable: Cell::new(None),
             registry,
         }
