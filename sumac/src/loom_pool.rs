@@ -23,8 +23,10 @@ use std::sync::atomic::Ordering;
 
 use loom::sync::atomic::AtomicUsize;
 use loom::sync::Arc;
+use loom::thread;
 
-use crate::channel::oneshot;
+use crate::channel::{self, oneshot};
+use crate::heartbeat;
 use crate::loom_tests::{model, note, Slot};
 use crate::policy::Mechanism;
 use crate::{ThreadPool, ThreadPoolBuilder};
@@ -73,17 +75,26 @@ fn loom_pool_a_scope_from_outside_waits_for_its_spawned_job() {
     });
 }
 
+/// Spawns a detached task on `pool` that waits for a number and answers it plus one:
+/// returns where to send the number, and where the answer arrives.
+fn task_adding_one(
+    pool: &ThreadPool,
+) -> (channel::OneshotSender<u32>, channel::OneshotReceiver<u32>) {
+    let (sender, receiver) = oneshot::<u32>();
+    let (answer, result) = oneshot::<u32>();
+    pool.spawn_future(async move { answer.send(receiver.await.unwrap() + 1).unwrap() })
+        .detach();
+    (sender, result)
+}
+
 /// A task woken from a thread outside its pool (a oneshot's send) runs on the pool's
-/// worker, and the thread joining it gets its output: the production `schedule` (to
-/// the injector), the worker's wake-up, `run_task_job` and the task's completion.
+/// worker, and its answer arrives: the production `schedule` (to the injector), the
+/// worker's wake-up, `run_task_job` and the task's completion.
 #[test]
 fn loom_pool_a_task_woken_from_outside_runs_on_the_worker() {
     model(Some(3), || {
         let pool = pool(1, false);
-        let (sender, receiver) = oneshot::<u32>();
-        let (answer, result) = oneshot::<u32>();
-        pool.spawn_future(async move { answer.send(receiver.await.unwrap() + 1).unwrap() })
-            .detach();
+        let (sender, result) = task_adding_one(&pool);
         sender.send(41).unwrap();
         assert_eq!(result.recv(), Ok(42));
         drop(pool);
@@ -91,20 +102,65 @@ fn loom_pool_a_task_woken_from_outside_runs_on_the_worker() {
 }
 
 /// A task woken by a job on its own pool's worker is kept in that worker's `NextTask`
-/// slot and run once the job returns; its output reaches the joining thread.
+/// slot and run once the job returns; its answer arrives.
 #[test]
 fn loom_pool_a_task_woken_on_its_worker_runs_once_the_waking_job_returns() {
     model(Some(3), || {
         let pool = pool(1, false);
-        let (sender, receiver) = oneshot::<u32>();
-        let (answer, result) = oneshot::<u32>();
-        pool.spawn_future(async move { answer.send(receiver.await.unwrap() + 1).unwrap() })
-            .detach();
+        let (sender, result) = task_adding_one(&pool);
         pool.spawn(move || {
             note(format_args!("the job wakes the task"));
             sender.send(41).unwrap();
         });
         assert_eq!(result.recv(), Ok(42));
+        drop(pool);
+    });
+}
+
+/// A fork recorded by the production `join` on a worker of a two-worker pool, while a
+/// model thread ticks twice: the fork is shared at a heartbeat (the tick raised the
+/// worker's flag, the fork is a tick old, the other worker waits) and run by the idle
+/// worker, or joined back by its owner, exactly once either way; the join returns both
+/// results, and the fork's write happened before the join returned.
+#[test]
+fn loom_pool_a_join_fork_shared_at_a_heartbeat_runs_once() {
+    model(Some(2), || {
+        let pool = ThreadPoolBuilder::new()
+            .num_threads(2)
+            .mechanism(Mechanism::Guests, false)
+            .mechanism(Mechanism::Rescue, false)
+            .build()
+            .unwrap();
+        let registry = std::sync::Arc::clone(pool.registry());
+        let ticking = thread::spawn(move || {
+            let mut quiet = heartbeat::quiet_members(&registry);
+            for _ in 0..2 {
+                heartbeat::tick(&registry, &mut quiet);
+            }
+        });
+        let slot = Slot::new();
+        let runs = Arc::new(AtomicUsize::new(0));
+        let (a, b) = pool.install(|| {
+            crate::join(
+                // A nested fork: one more poll of the heartbeat flag after the outer
+                // fork was recorded.
+                || crate::join(|| 1, || 2),
+                || {
+                    note(format_args!("the outer fork runs"));
+                    runs.fetch_add(1, Ordering::Relaxed);
+                    slot.write(3);
+                    3
+                },
+            )
+        });
+        assert_eq!((a, b), ((1, 2), 3));
+        assert_eq!(runs.load(Ordering::Relaxed), 1, "the fork ran once");
+        assert_eq!(
+            slot.read(),
+            3,
+            "the fork's write happened before the join returned"
+        );
+        ticking.join().unwrap();
         drop(pool);
     });
 }

@@ -80,10 +80,10 @@ pub(crate) mod thread {
 
 /// The clock the scheduler reads (for spin limits, share gaps and rate limits).
 ///
-/// Under loom it is a step counter per model thread, starting at the same instant in
-/// every execution and advancing [`time::STEP`] per reading: each execution reads the
-/// same times in the same order, as loom's replay needs, and every time limit passes
-/// after a few readings, so no spin outlasts a couple of looks. The scheduler's
+/// Under loom it is a step counter shared by the model's threads, starting at the same
+/// instant in every execution and advancing [`time::STEP`] per reading: each execution
+/// reads the same times in the same order, as loom's replay needs, and every time limit
+/// passes after a few readings, so no spin outlasts a couple of looks. The scheduler's
 /// correctness never depends on what the clock says, only its tuning does.
 pub(crate) mod time {
     pub(crate) use std::time::{Duration, Instant};
@@ -103,21 +103,19 @@ pub(crate) mod time {
     /// The current time: the model clock (see the module header).
     #[cfg(loom)]
     pub(crate) fn now() -> Instant {
-        use std::cell::Cell;
+        use std::sync::atomic::{AtomicU32, Ordering};
         use std::sync::OnceLock;
         static ORIGIN: OnceLock<Instant> = OnceLock::new();
-        loom::thread_local! {
-            static READINGS: Cell<u32> = Cell::new(0);
+        loom::lazy_static! {
+            // Created afresh in each execution; a std atomic, as reading the clock
+            // hands nothing off (and would otherwise be a step to explore).
+            static ref READINGS: AtomicU32 = AtomicU32::new(0);
         }
-        let readings = READINGS.with(|readings| {
-            readings.set(readings.get() + 1);
-            readings.get()
-        });
+        let readings = READINGS.fetch_add(1, Ordering::Relaxed) + 1;
         *ORIGIN.get_or_init(Instant::now) + STEP * readings
     }
 
-    /// The time since `earlier` (zero if `earlier` is later, as for another thread's
-    /// reading of the model clock).
+    /// The time since `earlier` (zero if `earlier` is later).
     #[inline(always)]
     pub(crate) fn since(earlier: Instant) -> Duration {
         now().saturating_duration_since(earlier)
