@@ -2,7 +2,6 @@
 //! (worker 0 for good) and callers taking part in one call each (guests, on seats).
 //! See `SCHEDULER.md`, "Callers taking part".
 
-use crate::sync::{AtomicU64, Ordering};
 use std::cell::Cell;
 use std::ptr::{self};
 use std::sync::Arc;
@@ -10,6 +9,7 @@ use std::sync::Arc;
 use crossbeam_utils::CachePadded;
 
 use crate::pool::ThreadPoolBuildError;
+use crate::sync::{AtomicU64, Ordering};
 
 use crate::registry::Registry;
 use crate::worker::{WorkerThread, WORKER_THREAD};

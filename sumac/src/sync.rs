@@ -24,10 +24,10 @@ pub(crate) use std::sync::atomic::{
 pub(crate) use std::sync::atomic::Ordering;
 
 /// A value (of `crate::sync` atomics) inside memory that a reference count loom cannot
-/// see frees: a std `Arc` behind a `Waker`, or an async-task allocation. Never dropped:
-/// its atomics need no drop, and under loom their drop would count as an access that
-/// loom cannot order after the last use on another thread (the count's release/acquire
-/// edge is outside the model), a false report.
+/// see frees: an async task's allocation, freed through async-task's std atomics. Never
+/// dropped: its atomics need no drop, and under loom their drop would count as an access
+/// that loom cannot order after the last use on another thread (the count's
+/// release/acquire edge is outside the model), a false report.
 #[repr(transparent)]
 pub(crate) struct FreedUnseen<T>(std::mem::ManuallyDrop<T>);
 
@@ -95,8 +95,9 @@ pub(crate) mod time {
         Instant::now()
     }
 
-    /// How far the model clock advances per reading: longer than every spin limit and
-    /// share gap, so that each passes at the next reading.
+    /// How far the model clock advances per reading: longer than every spin limit, and
+    /// than the share gaps of the default interval, so that each passes at the next
+    /// reading.
     #[cfg(loom)]
     pub(crate) const STEP: Duration = Duration::from_millis(1);
 

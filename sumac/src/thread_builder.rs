@@ -9,12 +9,12 @@
 //! for that count to reach zero, so it waits for custom-spawned workers as it joins its
 //! own threads, without holding their join handles.
 
-use crate::sync::thread::JoinHandle;
 use std::fmt;
 use std::io;
 use std::sync::Arc;
 
 use crate::registry::Registry;
+use crate::sync::thread::JoinHandle;
 use crate::worker::worker_main;
 
 /// The state a worker thread needs to run: handed to a
