@@ -249,6 +249,76 @@ pub struct SumacActivity {
     pub sleeps: f64,
     /// Worker wake-ups per second.
     pub wakeups: f64,
+    /// How calls made as the timed runs were spread over the workers.
+    pub ramp_up: Option<RampUpSummary>,
+}
+
+/// The ramp-up of [`RAMP_UP_CALLS`] calls of a workload made as its timed runs were
+/// (from the main thread, or inside the pool), measured with
+/// `ThreadPool::measure_ramp_up` after sampling.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct RampUpSummary {
+    /// Calls measured.
+    pub calls: usize,
+    /// Workers of the pool.
+    pub workers: usize,
+    /// Calls in which every worker ran part of the work.
+    pub all_busy_calls: usize,
+    /// Median, over those calls, of how long after the start the last worker got work.
+    pub all_busy_after: Option<Duration>,
+    /// Median number of pieces a call was cut into.
+    pub pieces: u64,
+    /// Median call time.
+    pub call: Duration,
+}
+
+/// How many calls [`RampUpSummary`] measures: an odd number, for a median.
+const RAMP_UP_CALLS: usize = 5;
+
+/// The middle element of `values` (sorted in place); `None` if empty.
+fn median_of<T: Ord + Copy>(values: &mut [T]) -> Option<T> {
+    values.sort_unstable();
+    values.get(values.len() / 2).copied()
+}
+
+impl RampUpSummary {
+    /// Measures [`RAMP_UP_CALLS`] calls of `target` on `pool`, each from the calling
+    /// thread when `from_main`, else inside `pool.install` (as the timed runs).
+    fn measure<T: Target>(pool: &sumac::ThreadPool, from_main: bool, target: &mut T) -> Self {
+        let mut ramp_ups = Vec::with_capacity(RAMP_UP_CALLS);
+        for _ in 0..RAMP_UP_CALLS {
+            if T::NEEDS_RESET {
+                target.reset();
+            }
+            let ramp_up = if from_main {
+                let run = &mut || target.run();
+                pool.measure_ramp_up(|| pool.install(SendRun(run).into_fn()))
+                    .1
+            } else {
+                let mut ramp_up = None;
+                let mut call = || {
+                    let (out, measured) = pool.measure_ramp_up(|| target.run());
+                    ramp_up = Some(measured);
+                    out
+                };
+                pool.install(SendRun(&mut call).into_fn());
+                ramp_up.expect("the call ran")
+            };
+            ramp_ups.push(ramp_up);
+        }
+        let mut all_busy: Vec<Duration> =
+            ramp_ups.iter().filter_map(|r| r.all_busy_after()).collect();
+        RampUpSummary {
+            calls: ramp_ups.len(),
+            workers: pool.current_num_threads(),
+            all_busy_calls: all_busy.len(),
+            all_busy_after: median_of(&mut all_busy),
+            pieces: median_of(&mut ramp_ups.iter().map(|r| r.pieces).collect::<Vec<_>>())
+                .unwrap_or(0),
+            call: median_of(&mut ramp_ups.iter().map(|r| r.duration).collect::<Vec<_>>())
+                .unwrap_or_default(),
+        }
+    }
 }
 
 impl SumacActivity {
@@ -260,6 +330,7 @@ impl SumacActivity {
             stolen: d.shared_jobs_run as f64 / s,
             sleeps: d.sleeps as f64 / s,
             wakeups: d.wakeups as f64 / s,
+            ramp_up: None,
         }
     }
 }
@@ -598,7 +669,21 @@ pub fn run_impl<W: Workload>(
             });
             let wall = t0.elapsed();
             let delta = p.stats().since(&before).total();
-            out.activity = Some(SumacActivity::from_stats(delta, wall));
+            let mut activity = SumacActivity::from_stats(delta, wall);
+            if !workload.starts_outside_pool() {
+                // Built here, not by `bind`: that closure borrows `state` for one lifetime,
+                // which the timed runs above already hold.
+                let mut target = Bound {
+                    workload,
+                    state,
+                    ctx: Ctx::Sumac,
+                    param,
+                };
+                activity.ramp_up = Some(with_pool_set(PoolRef::Sumac(p), || {
+                    RampUpSummary::measure(p, cfg.from_main, &mut target)
+                }));
+            }
+            out.activity = Some(activity);
             if want_trace {
                 out.trace = take_trace(p);
             }

@@ -196,7 +196,7 @@ pub fn table(res: &ExperimentResult) -> String {
             let x = &a.activity;
             let _ = writeln!(
                 s,
-                "  {} {:>3} thr{p}: {} promotions/s, {} jobs run by thieves/s, {} sleeps/s ({} forks/s, {} wake-ups/s)",
+                "  {} {:>3} thr{p}: {} promotions/s, {} jobs run by thieves/s, {} sleeps/s ({} forks/s, {} wake-ups/s){}",
                 a.label,
                 a.threads,
                 fmt_rate(x.promotions),
@@ -204,10 +204,30 @@ pub fn table(res: &ExperimentResult) -> String {
                 fmt_rate(x.sleeps),
                 fmt_rate(x.forks),
                 fmt_rate(x.wakeups),
+                x.ramp_up
+                    .map(|r| format!("; ramp-up: {}", fmt_ramp_up(&r)))
+                    .unwrap_or_default(),
             );
         }
     }
     s
+}
+
+/// A ramp-up summary in words: how many of its calls had every worker busy, how soon
+/// (median), and how many pieces a call was cut into (median).
+fn fmt_ramp_up(r: &crate::impls::RampUpSummary) -> String {
+    let after = r
+        .all_busy_after
+        .map(|t| format!(", after {} (median)", fmt_ns(t.as_nanos() as f64)))
+        .unwrap_or_default();
+    format!(
+        "all {} workers busy in {} of {} calls{after}; {} pieces per call (median), calls of {}",
+        r.workers,
+        r.all_busy_calls,
+        r.calls,
+        r.pieces,
+        fmt_ns(r.call.as_nanos() as f64),
+    )
 }
 
 /// Abbreviation of a unit for column heads.
@@ -275,22 +295,23 @@ pub fn markdown(res: &ExperimentResult) -> String {
         let _ = writeln!(s, "\nsumac scheduler activity, per second of wall time:\n");
         let _ = writeln!(
             s,
-            "| impl | threads |{} promotions/s | jobs run by thieves/s | sleeps/s | forks/s |",
+            "| impl | threads |{} promotions/s | jobs run by thieves/s | sleeps/s | forks/s | ramp-up per call |",
             pcell(plan.param_name.unwrap_or_default())
         );
-        let _ = writeln!(s, "|---|---:|{}---:|---:|---:|---:|", pcell("---:"));
+        let _ = writeln!(s, "|---|---:|{}---:|---:|---:|---:|---|", pcell("---:"));
         for a in &res.activity {
             let x = &a.activity;
             let _ = writeln!(
                 s,
-                "| {} | {} |{} {} | {} | {} | {} |",
+                "| {} | {} |{} {} | {} | {} | {} | {} |",
                 a.label,
                 a.threads,
                 pcell(&a.param.map(|v| v.to_string()).unwrap_or_default()),
                 fmt_rate(x.promotions),
                 fmt_rate(x.stolen),
                 fmt_rate(x.sleeps),
-                fmt_rate(x.forks)
+                fmt_rate(x.forks),
+                x.ramp_up.map(|r| fmt_ramp_up(&r)).unwrap_or_default(),
             );
         }
     }

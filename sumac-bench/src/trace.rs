@@ -84,6 +84,7 @@ pub fn chrome_json(runs: &[TraceRun]) -> Value {
                     None => out.push(instant("wake", e)),
                 },
                 EventKind::Promotion => out.push(instant("promotion", e)),
+                EventKind::CallStart => out.push(instant("measured call", e)),
                 EventKind::GraphTasksStart => open_graph[w].push(e.time_ns),
                 EventKind::GraphTasksEnd => match open_graph[w].pop() {
                     Some(start) => out.push(slice("graph tasks", w, start, e.time_ns)),

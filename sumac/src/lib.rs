@@ -202,7 +202,7 @@ pub use crate::pool::{
 };
 pub use crate::scope::{in_place_scope, in_place_scope_fifo, scope, scope_fifo, Scope, ScopeFifo};
 pub use crate::spawn::{spawn, spawn_fifo};
-pub use crate::stats::{PoolStats, WorkerStats};
+pub use crate::stats::{PoolStats, RampUp, WorkerStats};
 pub use crate::task::{block_on, spawn_future, Task};
 pub use crate::thread_builder::{CustomSpawn, DefaultSpawn, ThreadBuilder, ThreadSpawn};
 pub use crate::yielding::{yield_local, yield_now, Yield};

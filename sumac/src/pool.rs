@@ -6,7 +6,7 @@ use std::fmt;
 use std::io;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::policy::{Mechanism, Mechanisms};
 use crate::registration;
@@ -1166,6 +1166,71 @@ impl ThreadPool {
     /// ```
     pub fn stats(&self) -> PoolStats {
         self.registry.stats()
+    }
+
+    /// Runs `op` on the calling thread, as any code calls into this pool, and reports how
+    /// its work spread over the pool's workers: how long after the call started each
+    /// worker first got work, and how many pieces the call was cut into (see
+    /// [`RampUp`](crate::RampUp)). With the cargo feature `trace`, the trace gets a
+    /// [`CallStart`](crate::trace::EventKind::CallStart) event.
+    ///
+    /// Meant for benchmarks and tuning, one measured call at a time: the work of other
+    /// calls running on the pool meanwhile counts as the measured call's. A panic in
+    /// `op` propagates (the measurement ends).
+    ///
+    /// ```
+    /// use sumac::prelude::*;
+    ///
+    /// let pool = sumac::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+    /// let mut v = vec![0u64; 100_000];
+    /// let ((), ramp_up) = pool.measure_ramp_up(|| {
+    ///     pool.install(|| v.par_iter_mut().for_each(|x| *x += 1))
+    /// });
+    /// assert_eq!(ramp_up.first_work.len(), 2);
+    /// assert!(ramp_up.pieces >= 1);
+    /// println!("{} of 2 workers took part; all busy after {:?}",
+    ///     ramp_up.busy_workers(), ramp_up.all_busy_after());
+    /// ```
+    pub fn measure_ramp_up<R>(&self, op: impl FnOnce() -> R) -> (R, crate::RampUp) {
+        /// Ends the measured call when `op` returns or unwinds.
+        struct EndCall<'a>(&'a crate::stats::MeasuredCall);
+        impl Drop for EndCall<'_> {
+            fn drop(&mut self) {
+                self.0.end();
+            }
+        }
+        let registry = &*self.registry;
+        let caller = self.current_thread_index();
+        let promotions_before = registry.stats().total().promotions;
+        #[cfg(feature = "trace")]
+        registry.workers[caller.unwrap_or(0)].trace.record(
+            caller.unwrap_or(registry.num_threads()),
+            crate::trace::EventKind::CallStart,
+        );
+        let call = &registry.measured_call;
+        let start = Instant::now();
+        let started = call.start();
+        let result = {
+            let _end = EndCall(call);
+            op()
+        };
+        let duration = start.elapsed();
+        let workers = &registry.workers[..registry.num_threads()];
+        let first_work = workers
+            .iter()
+            .enumerate()
+            .map(|(index, worker)| match caller {
+                Some(caller) if caller == index => Some(Duration::ZERO),
+                _ => call.first_work(started, &worker.counters.first_work),
+            })
+            .collect();
+        let promotions = registry.stats().total().promotions;
+        let ramp_up = crate::RampUp {
+            duration,
+            first_work,
+            pieces: 1 + promotions.saturating_sub(promotions_before),
+        };
+        (result, ramp_up)
     }
 
     /// Drains the scheduling events recorded by this pool's workers so far, sorted by

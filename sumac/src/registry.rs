@@ -19,7 +19,7 @@ use crate::latch::{FinishCount, LockLatch, WorkerLatch};
 use crate::policy::{self, Mechanism, Mechanisms, GUEST_SEATS};
 use crate::pool::{PanicHandler, ThreadHandler, ThreadPoolBuildError, ThreadPoolBuilder};
 use crate::queues::Queues;
-use crate::stats::{PoolStats, WorkerCounters, WorkerStats};
+use crate::stats::{MeasuredCall, PoolStats, WorkerCounters, WorkerStats};
 use crate::sync::thread::{self, JoinHandle};
 use crate::sync::time::{self, Duration, Instant};
 use crate::sync::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -82,6 +82,8 @@ pub(crate) struct Registry {
     /// dropped on another thread), and for a worker whose `ThreadBuilder` was dropped
     /// without running.
     pub(crate) inbox_uncounted: Box<[AtomicBool]>,
+    /// The measured call running, if any (see [`crate::RampUp`]).
+    pub(crate) measured_call: CachePadded<MeasuredCall>,
 }
 
 impl Registry {
@@ -139,6 +141,7 @@ impl Registry {
             inbox_uncounted: (0..num_threads)
                 .map(|index| AtomicBool::new(index == 0 && config.use_current_thread))
                 .collect(),
+            measured_call: CachePadded::new(MeasuredCall::new()),
         });
         let mut thread_name = config.thread_name;
         let mut handles = Vec::with_capacity(num_threads + 1);

@@ -9,6 +9,7 @@ use std::ops::Sub;
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, PoisonError};
+use std::time::{Duration, Instant};
 
 /// What one worker did since its pool started.
 ///
@@ -249,6 +250,10 @@ pub(crate) struct WorkerCounters {
     pub(crate) wakeups: AtomicU64,
     /// Task-graph tasks run by this worker's runner jobs.
     pub(crate) graph_tasks: AtomicU64,
+    /// When this worker first started work handed to it during the measured call (see
+    /// [`MeasuredCall`]): a [`MeasuredCall`] reading, or an older one (or 0) if it has
+    /// not started any since the call began.
+    pub(crate) first_work: AtomicU64,
 }
 
 /// Adds `n` to a counter that only the calling worker writes.
@@ -274,5 +279,107 @@ impl WorkerCounters {
             wakeups: self.wakeups.load(Ordering::Relaxed),
             graph_tasks: self.graph_tasks.load(Ordering::Relaxed),
         }
+    }
+}
+
+/// How one measured call spread over its pool's workers (see
+/// [`ThreadPool::measure_ramp_up`](crate::ThreadPool::measure_ramp_up)).
+///
+/// ```
+/// let pool = sumac::ThreadPoolBuilder::new()
+///     .num_threads(1)
+///     .callers_take_part(false)
+///     .build()
+///     .unwrap();
+/// let (sum, ramp_up) = pool.measure_ramp_up(|| pool.install(|| (0..100u64).sum::<u64>()));
+/// assert_eq!(sum, 4950);
+/// // A one-thread pool never cuts work; its worker took the call from this thread.
+/// assert_eq!(ramp_up.pieces, 1);
+/// assert_eq!(ramp_up.busy_workers(), 1);
+/// assert!(ramp_up.all_busy_after().unwrap() <= ramp_up.duration);
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RampUp {
+    /// How long the call took.
+    pub duration: Duration,
+    /// Per worker, in worker-index order: how long after the call started the worker
+    /// first started work handed to it during the call (a fork or loop piece shared with
+    /// it, the call itself injected from outside the pool), `Duration::ZERO` for the
+    /// worker that made the call, and `None` for a worker that ran no part of it.
+    pub first_work: Vec<Option<Duration>>,
+    /// How many pieces the call was cut into: one, plus the jobs its members handed to
+    /// the shared queue during the call (forks and loop pieces shared at a heartbeat or
+    /// rescued, spawned jobs).
+    pub pieces: u64,
+}
+
+impl RampUp {
+    /// How many workers ran part of the call.
+    pub fn busy_workers(&self) -> usize {
+        self.first_work.iter().flatten().count()
+    }
+
+    /// How long after the call started the last worker got its first work, if every
+    /// worker got some.
+    pub fn all_busy_after(&self) -> Option<Duration> {
+        self.first_work
+            .iter()
+            .try_fold(Duration::ZERO, |latest, first| first.map(|t| latest.max(t)))
+    }
+}
+
+/// The pool's measured call, if one runs (see [`RampUp`]): when it started, which the
+/// workers compare with when they last noted starting handed work. One measured call
+/// at a time: work of other calls running meanwhile counts as the measured call's.
+pub(crate) struct MeasuredCall {
+    origin: Instant,
+    /// When the running measured call started (a reading of [`Self::now`]); 0: none.
+    started: AtomicU64,
+}
+
+impl MeasuredCall {
+    pub(crate) fn new() -> MeasuredCall {
+        MeasuredCall {
+            origin: Instant::now(),
+            started: AtomicU64::new(0),
+        }
+    }
+
+    /// Nanoseconds since `origin`, plus one (so that no reading is 0).
+    fn now(&self) -> u64 {
+        u64::try_from(self.origin.elapsed().as_nanos())
+            .unwrap_or(u64::MAX - 1)
+            .saturating_add(1)
+    }
+
+    /// Starts a measured call: returns its start, to pass to [`Self::first_work`].
+    pub(crate) fn start(&self) -> u64 {
+        let started = self.now();
+        self.started.store(started, Ordering::Relaxed);
+        started
+    }
+
+    /// Ends the measured call.
+    pub(crate) fn end(&self) {
+        self.started.store(0, Ordering::Relaxed);
+    }
+
+    /// A worker starts work handed to it: notes when, if a measured call runs and the
+    /// worker noted nothing since it started (`first_work` is the worker's own
+    /// [`WorkerCounters::first_work`]).
+    #[inline]
+    pub(crate) fn note_work_started(&self, first_work: &AtomicU64) {
+        let started = self.started.load(Ordering::Relaxed);
+        if started != 0 && first_work.load(Ordering::Relaxed) < started {
+            first_work.store(self.now().max(started), Ordering::Relaxed);
+        }
+    }
+
+    /// How long after the call that started at `started` a worker whose
+    /// [`WorkerCounters::first_work`] is `first_work` first started handed work, if it
+    /// did. Read once the call returned: its work happened before.
+    pub(crate) fn first_work(&self, started: u64, first_work: &AtomicU64) -> Option<Duration> {
+        let at = first_work.load(Ordering::Relaxed);
+        (at >= started).then(|| Duration::from_nanos(at - started))
     }
 }

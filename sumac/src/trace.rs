@@ -28,6 +28,11 @@ pub enum EventKind {
     GraphTasksStart,
     /// Stopped running them (no ready task left).
     GraphTasksEnd,
+    /// A measured call began
+    /// ([`ThreadPool::measure_ramp_up`](crate::ThreadPool::measure_ramp_up)); `worker`
+    /// is the calling worker, or the pool's thread count for a thread outside the pool.
+    /// Each worker's first `JobStart` after it shows how long the worker waited for work.
+    CallStart,
 }
 
 /// One recorded event.

@@ -645,6 +645,9 @@ impl WorkerThread {
     fn run_shared(&self, job: JobRef) {
         let shared = self.shared();
         bump(&shared.counters.shared_jobs_run, 1);
+        self.registry
+            .measured_call
+            .note_work_started(&shared.counters.first_work);
         // SAFETY: the job is live until we run it (`take` moved it to TAKEN for us).
         let stamp = unsafe { job.header() }.recorded_at.get();
         #[cfg(feature = "trace")]

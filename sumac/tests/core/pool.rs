@@ -624,3 +624,103 @@ fn a_caller_in_a_one_thread_pool_is_its_one_thread_while_it_runs() {
         "the worker ran the job left behind"
     );
 }
+
+// ------------------------------------------------------------------ measured calls
+
+/// A pool whose callers from outside hand their calls to a worker.
+fn handing_pool(threads: usize) -> sumac::ThreadPool {
+    ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .callers_take_part(false)
+        .build()
+        .unwrap()
+}
+
+#[test]
+fn a_measured_call_made_on_a_worker_that_shares_nothing_is_one_piece_on_that_worker() {
+    let pool = handing_pool(2);
+    let (index, ramp_up) = pool.install(|| {
+        let index = pool
+            .current_thread_index()
+            .expect("a worker runs the install");
+        let (answer, ramp_up) = pool.measure_ramp_up(|| 40 + 2);
+        assert_eq!(answer, 42);
+        (index, ramp_up)
+    });
+    assert_eq!(ramp_up.pieces, 1);
+    let mut expected = vec![None; 2];
+    expected[index] = Some(Duration::ZERO);
+    assert_eq!(ramp_up.first_work, expected);
+    assert_eq!(ramp_up.busy_workers(), 1);
+    assert_eq!(ramp_up.all_busy_after(), None);
+}
+
+#[test]
+fn a_measured_call_from_outside_reports_when_the_worker_took_it() {
+    let pool = handing_pool(1);
+    let (answer, ramp_up) = pool.measure_ramp_up(|| pool.install(|| 6 * 7));
+    assert_eq!(answer, 42);
+    assert_eq!(ramp_up.pieces, 1);
+    let took = ramp_up.first_work[0].expect("the worker ran the call");
+    assert!(took <= ramp_up.duration, "{ramp_up:?}");
+    assert_eq!(ramp_up.all_busy_after(), Some(took));
+}
+
+#[test]
+fn a_long_measured_loop_reaches_every_worker_in_pieces() {
+    use sumac::prelude::*;
+    let pool = stress_pool(2);
+    // Until one call reached both workers: on a loaded machine a worker may take long
+    // to wake up.
+    for call in 0.. {
+        let (sum, ramp_up) = pool.measure_ramp_up(|| {
+            pool.install(|| {
+                (0..200_000u64)
+                    .into_par_iter()
+                    .map(|x| x.wrapping_mul(x) % 7)
+                    .sum::<u64>()
+            })
+        });
+        assert_eq!(sum, (0..200_000u64).map(|x| x.wrapping_mul(x) % 7).sum());
+        assert_eq!(ramp_up.first_work.len(), 2);
+        if let Some(after) = ramp_up.all_busy_after() {
+            assert!(after <= ramp_up.duration, "{ramp_up:?}");
+            // Both workers got a piece the caller's loop handed over.
+            assert!(ramp_up.pieces >= 3, "{ramp_up:?}");
+            break;
+        }
+        assert!(call < 200, "no call reached both workers: {ramp_up:?}");
+    }
+}
+
+#[test]
+fn a_panic_in_a_measured_call_propagates() {
+    common::quiet_planned_panics("planned panic in a measured call");
+    let pool = handing_pool(2);
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        pool.measure_ramp_up(|| pool.install(|| panic!("planned panic in a measured call")))
+    }));
+    assert!(result.is_err());
+    let (answer, ramp_up) = pool.measure_ramp_up(|| pool.install(|| 1));
+    assert_eq!((answer, ramp_up.pieces), (1, 1));
+}
+
+#[cfg(feature = "trace")]
+#[test]
+fn a_measured_call_from_outside_starts_in_the_trace() {
+    use sumac::trace::EventKind;
+    let pool = handing_pool(2);
+    pool.take_trace();
+    pool.measure_ramp_up(|| pool.install(|| 1));
+    let events = pool.take_trace();
+    let starts: Vec<_> = events
+        .iter()
+        .filter(|event| event.kind == EventKind::CallStart)
+        .collect();
+    assert_eq!(starts.len(), 1, "{events:?}");
+    assert_eq!(starts[0].worker, 2, "a thread outside the pool");
+    // The worker that took the call started its job after the call started.
+    assert!(events
+        .iter()
+        .any(|event| event.kind == EventKind::JobStart && event.time_ns >= starts[0].time_ns));
+}
