@@ -176,23 +176,44 @@ impl Seen {
 #[test]
 fn loom_pool_forks_shared_at_a_heartbeat_run_once_whoever_takes_them() {
     static STOLEN: Seen = Seen::new();
-    model(Some(4), || {
-        let pool = pool_on_this_thread(2, false);
-        let ticks = ticking(&pool, 2);
-        let (outer, runs_outer, slot_outer) = checked_closure(1, 0, &STOLEN);
-        let (inner, runs_inner, slot_inner) = checked_closure(2, 0, &STOLEN);
-        let ((), result) = crate::join(
-            || {
-                let ((), result) = crate::join(|| {}, inner);
-                check_ran_once(2, result, &runs_inner, &slot_inner);
-            },
-            outer,
-        );
-        check_ran_once(1, result, &runs_outer, &slot_outer);
-        ticks.join().unwrap();
-        drop(pool);
-    });
+    model(Some(4), || nested_joins_on_worker_0(false, &STOLEN));
     STOLEN.check_reached("a fork ran on worker 1");
+}
+
+/// Nested `join`s on worker 0 of a two-worker pool (rescue on if `rescue`), whose first
+/// closures make no forks, while a model thread ticks twice: both forks run exactly
+/// once, before their joins return. Marks `seen` if a fork ran on worker 1 (with
+/// `rescue`: if the heartbeat rescued one).
+fn nested_joins_on_worker_0(rescue: bool, seen: &'static Seen) {
+    static UNCOUNTED: Seen = Seen::new();
+    let moved = if rescue { &UNCOUNTED } else { seen };
+    let pool = pool_on_this_thread(2, rescue);
+    let ticks = ticking(&pool, 2);
+    let (outer, runs_outer, slot_outer) = checked_closure(11, 0, moved);
+    let (inner, runs_inner, slot_inner) = checked_closure(22, 0, moved);
+    let ((), result) = crate::join(
+        || {
+            let ((), result) = crate::join(|| {}, inner);
+            check_ran_once(22, result, &runs_inner, &slot_inner);
+        },
+        outer,
+    );
+    check_ran_once(11, result, &runs_outer, &slot_outer);
+    if rescue && rescued_on_worker_0(&pool) {
+        seen.mark();
+    }
+    ticks.join().unwrap();
+    drop(pool);
+}
+
+/// Whether the heartbeat claimed a fork or kept task of worker 0 (read once the work
+/// is done).
+fn rescued_on_worker_0(pool: &ThreadPool) -> bool {
+    pool.registry().workers[0]
+        .counters
+        .rescues
+        .load(Ordering::Relaxed)
+        > 0
 }
 
 /// Two owners share into one queue: worker 0 (this thread) joins while a spawned job
@@ -231,16 +252,20 @@ fn loom_pool_two_owners_share_forks_with_one_idle_worker() {
 #[test]
 fn loom_pool_a_rescued_fork_runs_once_whether_claimed_or_withdrawn() {
     static RESCUED: Seen = Seen::new();
+    static UNCOUNTED: Seen = Seen::new();
     model(Some(2), || {
         let pool = pool_on_this_thread(2, true);
         let ticks = ticking(&pool, 2);
-        let (b, runs, slot) = checked_closure(7, 0, &RESCUED);
+        let (b, runs, slot) = checked_closure(7, 0, &UNCOUNTED);
         let ((), result) = crate::join(|| {}, b);
         check_ran_once(7, result, &runs, &slot);
+        if rescued_on_worker_0(&pool) {
+            RESCUED.mark();
+        }
         ticks.join().unwrap();
         drop(pool);
     });
-    RESCUED.check_reached("a rescued fork ran on worker 1");
+    RESCUED.check_reached("the heartbeat rescued the fork");
 }
 
 /// Nested `join`s on worker 0, neither of whose first closures polls: both forks are
@@ -250,23 +275,8 @@ fn loom_pool_a_rescued_fork_runs_once_whether_claimed_or_withdrawn() {
 #[test]
 fn loom_pool_forks_rescued_from_two_slots_run_once() {
     static RESCUED: Seen = Seen::new();
-    model(Some(2), || {
-        let pool = pool_on_this_thread(2, true);
-        let ticks = ticking(&pool, 2);
-        let (outer, runs_outer, slot_outer) = checked_closure(11, 0, &RESCUED);
-        let (inner, runs_inner, slot_inner) = checked_closure(22, 0, &RESCUED);
-        let ((), result) = crate::join(
-            || {
-                let ((), result) = crate::join(|| {}, inner);
-                check_ran_once(22, result, &runs_inner, &slot_inner);
-            },
-            outer,
-        );
-        check_ran_once(11, result, &runs_outer, &slot_outer);
-        ticks.join().unwrap();
-        drop(pool);
-    });
-    RESCUED.check_reached("a rescued fork ran on worker 1");
+    model(Some(2), || nested_joins_on_worker_0(true, &RESCUED));
+    RESCUED.check_reached("the heartbeat rescued a fork");
 }
 
 /// A job injected from outside while worker 0 waits for a fork that worker 1 took: a
@@ -632,11 +642,7 @@ fn loom_pool_kept_tasks_run_once_whether_their_worker_or_the_heartbeat_takes_the
             assert_eq!(first_result.recv(), Ok(2));
             assert_eq!(second_result.recv(), Ok(3));
         });
-        let rescues = pool.registry().workers[0]
-            .counters
-            .rescues
-            .load(Ordering::Relaxed);
-        if rescues > 0 {
+        if rescued_on_worker_0(&pool) {
             RELEASED.mark();
         }
         ticks.join().unwrap();
