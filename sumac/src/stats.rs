@@ -305,7 +305,9 @@ pub struct RampUp {
     /// Per worker, in worker-index order: how long after the call started the worker
     /// first started work handed to it during the call (a fork or loop piece shared with
     /// it, the call itself injected from outside the pool), `Duration::ZERO` for the
-    /// worker that made the call, and `None` for a worker that ran no part of it.
+    /// worker that made the call, and `None` for a worker that ran no part of it. (A
+    /// thread outside the pool that runs its call on its own stack is not a worker and
+    /// has no entry.)
     pub first_work: Vec<Option<Duration>>,
     /// How many pieces the call was cut into: one, plus the jobs its members handed to
     /// the shared queue during the call (forks and loop pieces shared at a heartbeat or
