@@ -330,10 +330,12 @@ fn loom_pool_a_job_spawned_from_outside_runs_before_the_drop_returns() {
     });
 }
 
-/// Spawns `jobs` jobs from outside `pool`, each answering through a oneshot, and waits
-/// for every answer before the pool is dropped (which would wake everyone): each
-/// injection must reach a worker that may be starting, searching or asleep.
-fn spawn_and_wait_from_outside(pool: &ThreadPool, jobs: u32) {
+/// Spawns `jobs` jobs from outside a pool of `threads` workers, each answering through a
+/// oneshot, and waits for every answer before the pool is dropped (which would wake
+/// everyone): each injection must reach a worker that may be starting, searching or
+/// asleep.
+fn spawn_and_wait_from_outside(threads: usize, jobs: u32) {
+    let pool = pool(threads);
     let answers: Vec<_> = (0..jobs)
         .map(|job| {
             let (sender, answer) = oneshot::<u32>();
@@ -344,17 +346,14 @@ fn spawn_and_wait_from_outside(pool: &ThreadPool, jobs: u32) {
     for (job, answer) in (0..jobs).zip(answers) {
         assert_eq!(answer.recv(), Ok(job), "job {job} ran");
     }
+    drop(pool);
 }
 
 /// An injected job wakes the one worker of a pool, whether it is starting, spinning or
 /// asleep when the job arrives.
 #[test]
 fn loom_pool_a_job_spawned_from_outside_wakes_the_sleeping_worker() {
-    model(Some(4), || {
-        let pool = pool(1);
-        spawn_and_wait_from_outside(&pool, 1);
-        drop(pool);
-    });
+    model(Some(4), || spawn_and_wait_from_outside(1, 1));
 }
 
 /// One job injected while two workers search and go to sleep: whichever of them counts
@@ -362,22 +361,14 @@ fn loom_pool_a_job_spawned_from_outside_wakes_the_sleeping_worker() {
 /// sleeper, the job runs, and nobody is left asleep with it queued.
 #[test]
 fn loom_pool_a_job_spawned_from_outside_reaches_one_of_two_searching_workers() {
-    model(Some(2), || {
-        let pool = pool(2);
-        spawn_and_wait_from_outside(&pool, 1);
-        drop(pool);
-    });
+    model(Some(2), || spawn_and_wait_from_outside(2, 1));
 }
 
 /// Two jobs injected one at a time into a pool of two idle workers: the wake-ups, the
 /// searching count and the wake-up chain of a successful steal get both run.
 #[test]
 fn loom_pool_two_jobs_spawned_from_outside_both_run_on_two_workers() {
-    model(Some(1), || {
-        let pool = pool(2);
-        spawn_and_wait_from_outside(&pool, 2);
-        drop(pool);
-    });
+    model(Some(1), || spawn_and_wait_from_outside(2, 2));
 }
 
 /// A guest (a thread outside the pool taking part in its scope) spawns a job on its own
