@@ -219,6 +219,8 @@ pub struct ShapeWorkload {
 pub struct GraphState {
     graph: Option<(usize, TaskGraph<'static>)>,
     ids: Vec<TaskId>,
+    /// How many graphs were built (ids made under another count are of a dropped graph).
+    builds: u64,
 }
 
 impl GraphState {
@@ -233,6 +235,7 @@ impl GraphState {
                 .build()
                 .expect("graph capacities");
             self.graph = Some((threads, graph));
+            self.builds += 1;
         }
         &mut self.graph.as_mut().expect("just built").1
     }
@@ -635,8 +638,8 @@ impl CostOf {
     }
 }
 
-/// Times `n` creates, or `n` single-link `add_dependencies`, on a sumac graph (reset,
-/// untimed, between runs). `seq` is the naive reference: a boxed closure pushed on a
+/// Times `n` creates, or `n` links added by `add_dependencies` (one or eight per call,
+/// to tasks made untimed in `reset`), on a sumac graph (reset, untimed, between runs). `seq` is the naive reference: a boxed closure pushed on a
 /// `Vec`, or an edge pushed on a `Vec`.
 pub struct TaskCost {
     n: usize,
@@ -648,6 +651,8 @@ pub struct TaskCost {
 pub struct CostState {
     graph: GraphState,
     ids: Vec<TaskId>,
+    /// The graph build `ids` belong to.
+    ids_build: u64,
     boxed: Vec<Box<dyn FnOnce() + Send>>,
     edges: Vec<(u32, u32)>,
 }
@@ -656,6 +661,38 @@ impl TaskCost {
     /// `n` operations of kind `what`.
     pub fn new(n: usize, what: CostOf) -> TaskCost {
         TaskCost { n, what }
+    }
+
+    /// The links a run adds (`n`, rounded down to whole calls).
+    fn links(&self) -> usize {
+        match self.what {
+            CostOf::Create | CostOf::Dependency => self.n,
+            CostOf::Dependency8 => self.n / 8 * 8,
+        }
+    }
+
+    /// The tasks a run connects: a chain of `n + 1`, or `n / 8` tasks after the first 8.
+    fn linked_tasks(&self) -> usize {
+        match self.what {
+            CostOf::Create | CostOf::Dependency => self.n + 1,
+            CostOf::Dependency8 => self.n / 8 + 8,
+        }
+    }
+
+    /// Makes the tasks a dependency run connects (untimed in `reset`; again in the run
+    /// if the run is in another pool than the reset, as the ramp-up calls are).
+    fn make_linked_tasks(&self, state: &mut CostState) {
+        state.ids.clear();
+        state.graph.graph(self.n + 1, self.n);
+        state.ids_build = state.graph.builds;
+        let graph = &*state.graph.graph(self.n + 1, self.n);
+        graph
+            .create_batch_into(
+                graph.default_channel(),
+                (0..self.linked_tasks()).map(|_| |_: &Task<'_, 'static>| ()),
+                &mut state.ids,
+            )
+            .expect("capacity");
     }
 }
 
@@ -676,6 +713,10 @@ impl Workload for TaskCost {
             graph.cancel();
             let _ = graph.wait_all();
         }
+        if self.what != CostOf::Create {
+            // The runs time the links alone.
+            self.make_linked_tasks(state);
+        }
     }
 
     fn supports(imp: Impl) -> bool {
@@ -695,14 +736,19 @@ impl Workload for TaskCost {
                 state.boxed.len() as u64
             }
             (Ctx::Seq, CostOf::Dependency | CostOf::Dependency8) => {
-                state.edges.reserve(self.n);
-                for i in 0..self.n as u32 {
+                let links = self.links();
+                state.edges.reserve(links);
+                for i in 0..links as u32 {
                     state.edges.push((i, i + 1));
                 }
                 state.edges.len() as u64
             }
             (Ctx::Sumac, what) => {
                 let n = self.n;
+                state.graph.graph(n + 1, n);
+                if what != CostOf::Create && state.ids_build != state.graph.builds {
+                    self.make_linked_tasks(state);
+                }
                 let graph = &*state.graph.graph(n + 1, n);
                 match what {
                     CostOf::Create => {
@@ -715,17 +761,7 @@ impl Workload for TaskCost {
                         }
                         graph.unfinished() as u64
                     }
-                    CostOf::Dependency | CostOf::Dependency8 => {
-                        if state.ids.is_empty() {
-                            let channel = graph.default_channel();
-                            graph
-                                .create_batch_into(
-                                    channel,
-                                    (0..n + 1).map(|_| |_: &Task<'_, 'static>| ()),
-                                    &mut state.ids,
-                                )
-                                .expect("capacity");
-                        }
+                    CostOf::Dependency => {
                         let ids = &state.ids;
                         for i in 0..n {
                             graph
@@ -733,6 +769,16 @@ impl Workload for TaskCost {
                                 .expect("links");
                         }
                         n as u64
+                    }
+                    CostOf::Dependency8 => {
+                        // Each task after the 8 before it, in one call.
+                        let ids = &state.ids;
+                        for j in 0..n / 8 {
+                            graph
+                                .add_dependencies(ids[j + 8], &ids[j..j + 8])
+                                .expect("links");
+                        }
+                        self.links() as u64
                     }
                 }
             }
