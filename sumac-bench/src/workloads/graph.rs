@@ -239,6 +239,13 @@ impl GraphState {
         }
         &mut self.graph.as_mut().expect("just built").1
     }
+
+    /// Builds the graph if [`graph`](Self::graph) would, and returns how many graphs
+    /// were built so far.
+    fn build_count(&mut self, tasks: usize, links: usize) -> u64 {
+        self.graph(tasks, links);
+        self.builds
+    }
 }
 
 impl ShapeWorkload {
@@ -639,8 +646,8 @@ impl CostOf {
 }
 
 /// Times `n` creates, or `n` links added by `add_dependencies` (one or eight per call,
-/// to tasks made untimed in `reset`), on a sumac graph (reset, untimed, between runs). `seq` is the naive reference: a boxed closure pushed on a
-/// `Vec`, or an edge pushed on a `Vec`.
+/// to tasks made in the untimed reset between runs), on a sumac graph. `seq` is the
+/// naive reference: a boxed closure pushed on a `Vec`, or an edge pushed on a `Vec`.
 pub struct TaskCost {
     n: usize,
     what: CostOf,
@@ -683,8 +690,7 @@ impl TaskCost {
     /// if the run is in another pool than the reset, as the ramp-up calls are).
     fn make_linked_tasks(&self, state: &mut CostState) {
         state.ids.clear();
-        state.graph.graph(self.n + 1, self.n);
-        state.ids_build = state.graph.builds;
+        state.ids_build = state.graph.build_count(self.n + 1, self.n);
         let graph = &*state.graph.graph(self.n + 1, self.n);
         graph
             .create_batch_into(
@@ -745,8 +751,7 @@ impl Workload for TaskCost {
             }
             (Ctx::Sumac, what) => {
                 let n = self.n;
-                state.graph.graph(n + 1, n);
-                if what != CostOf::Create && state.ids_build != state.graph.builds {
+                if what != CostOf::Create && state.ids_build != state.graph.build_count(n + 1, n) {
                     self.make_linked_tasks(state);
                 }
                 let graph = &*state.graph.graph(n + 1, n);
