@@ -220,9 +220,13 @@ fn fmt_ramp_up(r: &crate::impls::RampUpSummary) -> String {
         .all_busy_after
         .map(|t| format!(", after {} (median)", fmt_ns(t.as_nanos() as f64)))
         .unwrap_or_default();
+    let workers = match r.workers {
+        1 => "the one worker".to_string(),
+        n => format!("all {n} workers"),
+    };
+    let pieces = if r.pieces == 1 { "piece" } else { "pieces" };
     format!(
-        "all {} workers busy in {} of {} calls{after}; {} pieces per call (median), calls of {}",
-        r.workers,
+        "{workers} busy in {} of {} calls{after}; {} {pieces} per call (median), calls of {}",
         r.all_busy_calls,
         r.calls,
         r.pieces,
@@ -343,6 +347,32 @@ mod tests {
             per_unit_ns: 0.5,
             ratio_to_seq: 1.0,
         }
+    }
+
+    #[test]
+    fn a_ramp_up_reads_as_english_for_one_worker_and_for_several() {
+        let mut r = crate::impls::RampUpSummary {
+            calls: 5,
+            workers: 1,
+            all_busy_calls: 0,
+            all_busy_after: None,
+            pieces: 1,
+            call: std::time::Duration::from_micros(3),
+        };
+        assert_eq!(
+            fmt_ramp_up(&r),
+            "the one worker busy in 0 of 5 calls; 1 piece per call (median), calls of 3000 ns"
+        );
+        r.workers = 16;
+        r.all_busy_calls = 4;
+        r.all_busy_after = Some(std::time::Duration::from_micros(640));
+        r.pieces = 38;
+        let text = fmt_ramp_up(&r);
+        assert!(
+            text.starts_with("all 16 workers busy in 4 of 5 calls, after ")
+                && text.contains("; 38 pieces per call (median)"),
+            "{text}"
+        );
     }
 
     #[test]
