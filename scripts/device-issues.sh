@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# One device command for the 16-core figures the open issues ask for (at all cores;
-# `seq` beside them), each step under
-# its own time limit, everything measured so far packed into $OUT/issues.tgz after
-# every step (so a command stopped at its limit still returns what it finished):
+# One device command for the 16-core figures the open issues ask for (at all cores,
+# `seq` beside them), each step under its own time limit, everything measured so far
+# packed into $OUT/issues.tgz after every step (so a command stopped at its limit still
+# returns what it finished):
 #   1. issue 25's table at all cores: lu 700, jacobi 256 x 400, for-irregular 100
 #      (limit 35), par_sort_unstable 10M, fib(35) cutoff 20, matmul 500, increment
 #      102,400 inside `install`, and increment 1,000 / 102,400 from main (seq, sumac,
