@@ -373,9 +373,11 @@ fn loom_pool_two_jobs_spawned_from_outside_both_run_on_two_workers() {
 
 /// A guest (a thread outside the pool taking part in its scope) spawns a job on its own
 /// deque and then blocks in a oneshot, where it runs no jobs (`wait_blocked`), until the
-/// job answered; the worker meanwhile searches and goes to sleep. The guest's push and
-/// the sleeper see each other (no lost wake-up), the worker steals and runs the job, and
-/// the job's wake-up of the guest (a private sleeper) is not lost either.
+/// job answered; the worker meanwhile searches and goes to sleep, without a place while
+/// the guest holds the pool's one place (`guest-place`). The guest's freeing of its place
+/// as it sleeps and the worker's sleep see each other (no lost wake-up), the worker
+/// steals and runs the job, and the job's wake-up of the guest (a private sleeper) is not
+/// lost either.
 #[test]
 fn loom_pool_a_guests_spawned_job_reaches_a_worker_going_to_sleep() {
     model(Some(3), || {

@@ -174,13 +174,17 @@ pub enum Mechanism {
     /// A thread outside the pool runs its call (`install`, `join`, `scope`, a loop) on
     /// its own stack as a member of the pool, instead of handing it to a worker.
     Guests,
+    /// A guest running its call holds one of the pool's `num_threads` places: a worker
+    /// takes a shared job only while a place is free, so that a pool called from outside
+    /// runs as many threads as it has, not one more.
+    GuestPlace,
     /// The heartbeat thread stays awake for a while after the pool went idle.
     Linger,
 }
 
 impl Mechanism {
     /// Every mechanism, in the order of the documentation.
-    pub const ALL: [Mechanism; 15] = [
+    pub const ALL: [Mechanism; 16] = [
         Mechanism::AgeRule,
         Mechanism::OldTopForks,
         Mechanism::WorkerRateLimit,
@@ -195,6 +199,7 @@ impl Mechanism {
         Mechanism::Requests,
         Mechanism::TimerSlack,
         Mechanism::Guests,
+        Mechanism::GuestPlace,
         Mechanism::Linger,
     ];
 
@@ -215,6 +220,7 @@ impl Mechanism {
             Mechanism::Requests => "requests",
             Mechanism::TimerSlack => "timer-slack",
             Mechanism::Guests => "guests",
+            Mechanism::GuestPlace => "guest-place",
             Mechanism::Linger => "linger",
         }
     }

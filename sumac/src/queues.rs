@@ -169,6 +169,16 @@ impl Queues {
             || self.has_spawned_work()
     }
 
+    /// Whether a job waits that member `index` leaving its place lets a worker take:
+    /// a shared fork, a job in the injector, or one on `index`'s own deques. (The other
+    /// members' deques are left to their owners: looking at every seat's would cost a
+    /// guest more than the short call it made.)
+    pub(crate) fn has_work_for_a_freed_place(&self, index: usize) -> bool {
+        self.queued.load(Ordering::SeqCst) > 0
+            || !self.injector.is_empty()
+            || self.stealers[index].has_public_jobs()
+    }
+
     /// Whether a spawned job waits in the injector or on any member's deques.
     pub(crate) fn has_spawned_work(&self) -> bool {
         !self.injector.is_empty() || self.stealers.iter().any(MemberStealers::has_public_jobs)

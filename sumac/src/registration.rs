@@ -223,11 +223,12 @@ pub(crate) fn as_guest<R>(
             self.0.shared().counters.forks.retire(forks);
         }
     }
-    /// The thread stops acting as the guest.
-    struct Acting;
-    impl Drop for Acting {
+    /// The thread stops acting as the guest, and frees its place.
+    struct Acting<'a>(&'a Registry, usize);
+    impl Drop for Acting<'_> {
         fn drop(&mut self) {
             WORKER_THREAD.with(|current| current.set(ptr::null()));
+            self.0.guest_frees_place(self.1);
         }
     }
     let _seat = Seat(registry, index);
@@ -238,8 +239,9 @@ pub(crate) fn as_guest<R>(
         registry.queues.keep_private(index, true);
     }
     let _forks = Forks(&guest);
+    registry.guest_takes_place();
     WORKER_THREAD.with(|current| current.set(&guest));
-    let _acting = Acting;
+    let _acting = Acting(registry, index);
     op(&guest)
 }
 

@@ -45,6 +45,9 @@ pub(crate) struct Registry {
     pub(crate) seats: GuestSeats,
     /// Workers in the idle phase (spinning or asleep).
     pub(crate) idle: CachePadded<AtomicUsize>,
+    /// Guests running their call (not waiting in it): each holds one of the pool's
+    /// places (`GuestPlace`; see [`Registry::leave_idle_for_shared_work`]).
+    guests_running: CachePadded<AtomicUsize>,
     /// When an idle worker last raised the others' flags (ns since `epoch`).
     pub(crate) last_request_ns: CachePadded<AtomicU64>,
     /// When a worker last promoted jobs (ns since `epoch`).
@@ -119,6 +122,7 @@ impl Registry {
             num_workers: num_threads,
             seats: GuestSeats::new(num_threads, seats),
             idle: CachePadded::new(AtomicUsize::new(0)),
+            guests_running: CachePadded::new(AtomicUsize::new(0)),
             last_request_ns: CachePadded::new(AtomicU64::new(0)),
             last_promotion_ns: CachePadded::new(AtomicU64::new(0)),
             epoch_ticks: CachePadded::new(AtomicU64::new(0)),
@@ -473,7 +477,7 @@ impl Registry {
     /// thread's parking decision up to date.
     pub(crate) fn enter_idle(&self, me: usize) {
         self.count_idle();
-        if self.mechanisms.has(Mechanism::Requests) {
+        if self.mechanisms.has(Mechanism::Requests) && self.place_free_for_idle() {
             self.raise_heartbeats(me);
         }
     }
@@ -482,7 +486,8 @@ impl Registry {
     /// acting as a worker): the heartbeat thread may now have to tick, or to park.
     pub(crate) fn count_idle(&self) {
         let before = self.idle.fetch_add(1, Ordering::SeqCst);
-        if before == 0 || before + 1 == self.num_threads() {
+        let guests = self.places_held_by_guests();
+        if before == 0 || before + 1 == self.num_threads() || before == guests {
             self.unpark_heartbeat();
         }
     }
@@ -493,11 +498,97 @@ impl Registry {
         self.epoch_ticks.load(Ordering::Relaxed)
     }
 
-    /// How many workers wait for work: idle, with no queued job to take (a hint).
+    /// How many workers wait for work: idle, with a place, with no queued job to take (a
+    /// hint).
     pub(crate) fn workers_waiting(&self) -> usize {
         self.idle
             .load(Ordering::Relaxed)
+            .saturating_sub(self.places_held_by_guests())
             .saturating_sub(self.queues.queued())
+    }
+
+    // Places. A pool of `num_threads` has that many places: a worker running work (not
+    // idle) holds one, and so does a guest running its call, not waiting in it. A worker
+    // takes a shared job only with a place, so a pool called from outside keeps as many
+    // threads busy as it has, the caller being one of them (as in Rayon, where `install`
+    // occupies a worker). A place is free while the idle workers outnumber the running
+    // guests. Exceptions, where one member more runs for a while: a guest that starts a
+    // call or resumes after a wait, and a worker whose own wait ended, do not wait for a
+    // place; a worker's own jobs and those addressed to it need none.
+
+    /// How many places the running guests hold (none without `GuestPlace`).
+    #[inline]
+    fn places_held_by_guests(&self) -> usize {
+        if self.mechanisms.has(Mechanism::GuestPlace) {
+            self.guests_running.load(Ordering::SeqCst)
+        } else {
+            0
+        }
+    }
+
+    /// Whether an idle worker would find a place free.
+    #[inline]
+    pub(crate) fn place_free_for_idle(&self) -> bool {
+        let guests = self.places_held_by_guests();
+        guests == 0 || guests < self.idle.load(Ordering::SeqCst) || self.is_terminating()
+    }
+
+    /// Whether a busy worker (one holding a place) may take another shared job: the
+    /// running guests have not pushed the members running work past `num_threads`.
+    #[inline]
+    pub(crate) fn busy_worker_keeps_place(&self) -> bool {
+        let guests = self.places_held_by_guests();
+        guests == 0 || guests <= self.idle.load(Ordering::SeqCst) || self.is_terminating()
+    }
+
+    /// An idle worker that saw shared work leaves its idle phase if it can take a place:
+    /// one compare-and-swap on `idle`, so that two idle workers never take the same place.
+    /// Returns whether it left (otherwise it is still idle).
+    pub(crate) fn leave_idle_for_shared_work(&self) -> bool {
+        let guests = self.places_held_by_guests();
+        if guests == 0 || self.is_terminating() {
+            self.leave_idle();
+            return true;
+        }
+        let mut idle = self.idle.load(Ordering::SeqCst);
+        loop {
+            if idle <= guests {
+                return false;
+            }
+            match self.idle.compare_exchange_weak(
+                idle,
+                idle - 1,
+                Ordering::SeqCst,
+                Ordering::SeqCst,
+            ) {
+                Ok(_) => {
+                    self.after_leaving_idle(idle);
+                    return true;
+                }
+                Err(actual) => idle = actual,
+            }
+        }
+    }
+
+    /// A guest starts running its call, or resumes after a wait: it holds a place.
+    #[inline]
+    pub(crate) fn guest_takes_place(&self) {
+        if self.mechanisms.has(Mechanism::GuestPlace) {
+            self.guests_running.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    /// Guest `index` waits or leaves its call: its place is free, and a worker kept out
+    /// of the shared jobs that wait is woken for them.
+    #[inline]
+    pub(crate) fn guest_frees_place(&self, index: usize) {
+        if self.mechanisms.has(Mechanism::GuestPlace) {
+            self.guests_running.fetch_sub(1, Ordering::SeqCst);
+            self.unpark_heartbeat();
+            self.queues
+                .sleep
+                .hand_off(|| self.queues.has_work_for_a_freed_place(index));
+        }
     }
 
     /// Claims the pool-wide right to share a fork of unknown size now (see
@@ -546,16 +637,22 @@ impl Registry {
 
     pub(crate) fn leave_idle(&self) {
         let before = self.idle.fetch_sub(1, Ordering::SeqCst);
+        self.after_leaving_idle(before);
+    }
+
+    /// A worker left the idle phase, `before` workers having been idle.
+    fn after_leaving_idle(&self, before: usize) {
         if before == self.num_threads() || before == 1 {
             self.unpark_heartbeat();
         }
     }
 
     /// Whether ticking makes sense: someone is busy (a worker, or a guest) and someone
-    /// could take work.
+    /// could take work (an idle worker with a place).
     pub(crate) fn heartbeat_useful(&self) -> bool {
         let idle = self.idle.load(Ordering::SeqCst);
-        idle > 0 && (idle < self.num_threads() || self.seats.any_claimed())
+        idle > self.places_held_by_guests()
+            && (idle < self.num_threads() || self.seats.any_claimed())
     }
 
     /// A guest has work that others could take (a recorded fork, or a loop that

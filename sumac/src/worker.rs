@@ -439,11 +439,15 @@ impl WorkerThread {
             if done() || has_work() {
                 continue;
             }
+            // Asleep, the guest runs nothing: a worker may have its place meanwhile. (A
+            // spinning guest keeps it: a wait that short is not worth a worker's wake-up.)
+            self.registry.guest_frees_place(self.index);
             self.registry.queues.sleep.sleep_private(
                 self.index,
                 || !done() && !has_work(),
                 deadline,
             );
+            self.registry.guest_takes_place();
         }
     }
 
@@ -576,7 +580,7 @@ impl WorkerThread {
             self.run_shared(job);
             return true;
         }
-        if shared {
+        if shared && self.registry.busy_worker_keeps_place() {
             if let Some(job) = queues.take() {
                 self.run_shared(job);
                 return true;
@@ -613,7 +617,7 @@ impl WorkerThread {
         let work_or_done = || {
             let next = (cursor.get() + 1) % members;
             cursor.set(next);
-            registry.queues.glance(self.index, next) || done()
+            (registry.queues.glance(self.index, next) && self.may_take_what_it_glanced()) || done()
         };
         let start = time::now();
         let spin_limit = policy::spin_limit(registry.heartbeat_interval, self.mechanisms);
@@ -630,8 +634,17 @@ impl WorkerThread {
             if now.duration_since(start) >= spin_limit {
                 return work_or_done();
             }
-            if now >= next_request && self.mechanisms.has(Mechanism::Requests) {
-                registry.request_work(self.index, request_period);
+            if now >= next_request {
+                // Looked at once per request period, not every round: a guest writes the
+                // count of places at every call.
+                if !registry.place_free_for_idle() {
+                    // Without a place a spin would only take a core from the members that
+                    // hold one: sleep until a place is freed (`guest_frees_place`).
+                    return work_or_done();
+                }
+                if self.mechanisms.has(Mechanism::Requests) {
+                    registry.request_work(self.index, request_period);
+                }
                 next_request = now + request_period;
             }
             if now.duration_since(start) >= request_period {
@@ -719,33 +732,59 @@ impl WorkerThread {
         self.settle_scope_debt();
         registry.enter_idle(self.index);
         queues.sleep.start_searching();
-        if !self.spin_for_work(done) {
-            #[cfg(feature = "trace")]
-            self.shared()
-                .trace
-                .record(self.index, crate::trace::EventKind::Sleep);
-            // Sleeps unless a job is queued or the wait is over (checked under the lock).
-            // Sleeps are counted as they start, wake-ups as they end: a worker asleep
-            // right now shows one sleep more than wake-ups.
-            let counters = &self.shared().counters;
-            let slept = queues.sleep.sleep(
-                self.index,
-                || !done(),
-                || self.has_own_spawned_jobs() || queues.has_work(self.index),
-                || bump(&counters.sleeps, 1),
-                deadline,
-            );
-            if slept {
-                bump(&counters.wakeups, 1);
+        let left_idle = loop {
+            if !self.spin_for_work(done) {
                 #[cfg(feature = "trace")]
                 self.shared()
                     .trace
-                    .record(self.index, crate::trace::EventKind::Wake);
+                    .record(self.index, crate::trace::EventKind::Sleep);
+                // Sleeps unless a job it may take is queued or the wait is over (checked
+                // under the lock). Sleeps are counted as they start, wake-ups as they
+                // end: a worker asleep right now shows one sleep more than wake-ups.
+                let counters = &self.shared().counters;
+                let slept = queues.sleep.sleep(
+                    self.index,
+                    || !done(),
+                    || {
+                        self.has_own_spawned_jobs()
+                            || (queues.has_work(self.index) && self.may_take_what_it_glanced())
+                    },
+                    || bump(&counters.sleeps, 1),
+                    deadline,
+                );
+                if slept {
+                    bump(&counters.wakeups, 1);
+                    #[cfg(feature = "trace")]
+                    self.shared()
+                        .trace
+                        .record(self.index, crate::trace::EventKind::Wake);
+                }
             }
-        }
-        // Woken, or work appeared: the caller looks at everything again.
+            // Woken, or work appeared: the caller looks at everything again, holding a
+            // place if the work is shared; without one the worker stays idle.
+            if done()
+                || self.has_own_spawned_jobs()
+                || queues.addressed(self.index) > 0
+                || !queues.has_work(self.index)
+                || deadline.is_some_and(|deadline| time::now() >= deadline)
+            {
+                break false;
+            }
+            if registry.leave_idle_for_shared_work() {
+                break true;
+            }
+        };
         queues.sleep.stop_searching();
-        registry.leave_idle();
+        if !left_idle {
+            registry.leave_idle();
+        }
+    }
+
+    /// Whether this idle worker may take the work a glance found: a job addressed to it
+    /// needs no place, a shared one does (see `Registry::leave_idle_for_shared_work`).
+    #[inline]
+    fn may_take_what_it_glanced(&self) -> bool {
+        self.registry.queues.addressed(self.index) > 0 || self.registry.place_free_for_idle()
     }
 }
 

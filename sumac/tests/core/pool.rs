@@ -625,6 +625,38 @@ fn a_caller_in_a_one_thread_pool_is_its_one_thread_while_it_runs() {
     );
 }
 
+/// A caller taking part holds one of the pool's places: while it runs a long item of its
+/// own, only one of a two-thread pool's workers takes the jobs it spawned, so the pool
+/// runs as many threads as it has (as Rayon's `install`, which occupies a worker).
+#[test]
+fn a_caller_taking_part_holds_one_of_the_pools_places() {
+    fn item(running: &AtomicUsize, most: &AtomicUsize, length: Duration) {
+        let now = running.fetch_add(1, Ordering::SeqCst) + 1;
+        most.fetch_max(now, Ordering::SeqCst);
+        let start = std::time::Instant::now();
+        while start.elapsed() < length {
+            most.fetch_max(running.load(Ordering::SeqCst), Ordering::SeqCst);
+            std::hint::spin_loop();
+        }
+        running.fetch_sub(1, Ordering::SeqCst);
+    }
+    let pool = stress_pool(2);
+    for _ in 0..3 {
+        let (running, most) = (AtomicUsize::new(0), AtomicUsize::new(0));
+        pool.install(|| {
+            sumac::scope(|s| {
+                for _ in 0..4 {
+                    s.spawn(|_| item(&running, &most, Duration::from_millis(10)));
+                }
+                // The caller's own item, during which a worker runs the spawned jobs.
+                item(&running, &most, Duration::from_millis(100));
+            });
+        });
+        let most = most.load(Ordering::SeqCst);
+        assert!(most <= 2, "{most} members ran at once in a two-thread pool");
+    }
+}
+
 // ------------------------------------------------------------------ measured calls
 
 /// A pool whose callers from outside hand their calls to a worker.
