@@ -262,9 +262,12 @@ pub struct RampUpSummary {
     pub calls: usize,
     /// Workers of the pool.
     pub workers: usize,
-    /// Calls in which every worker ran part of the work.
+    /// Whether the calling thread took part in the calls holding one of the pool's
+    /// places (then all workers but one fill the pool).
+    pub caller_held_a_place: bool,
+    /// Calls in which every place of the pool ran part of the work.
     pub all_busy_calls: usize,
-    /// Median, over those calls, of how long after the start the last worker got work.
+    /// Median, over those calls, of how long after the start the last place was filled.
     pub all_busy_after: Option<Duration>,
     /// Median number of pieces a call was cut into.
     pub pieces: u64,
@@ -311,6 +314,7 @@ impl RampUpSummary {
         RampUpSummary {
             calls: ramp_ups.len(),
             workers: pool.current_num_threads(),
+            caller_held_a_place: ramp_ups.iter().all(|r| r.caller_held_a_place),
             all_busy_calls: all_busy.len(),
             all_busy_after: median_of(&mut all_busy),
             pieces: median_of(&mut ramp_ups.iter().map(|r| r.pieces).collect::<Vec<_>>())

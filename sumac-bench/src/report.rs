@@ -213,16 +213,20 @@ pub fn table(res: &ExperimentResult) -> String {
     s
 }
 
-/// A ramp-up summary in words: how many of its calls had every worker busy, how soon
-/// (median), and how many pieces a call was cut into (median).
+/// A ramp-up summary in words: how many of its calls had every place of the pool busy
+/// (every worker, or the caller and all workers but one), how soon (median), and how
+/// many pieces a call was cut into (median).
 fn fmt_ramp_up(r: &crate::impls::RampUpSummary) -> String {
     let after = r
         .all_busy_after
         .map(|t| format!(", after {} (median)", fmt_ns(t.as_nanos() as f64)))
         .unwrap_or_default();
-    let workers = match r.workers {
-        1 => "the one worker".to_string(),
-        n => format!("all {n} workers"),
+    let workers = match (r.caller_held_a_place, r.workers) {
+        (false, 1) => "the one worker".to_string(),
+        (false, n) => format!("all {n} workers"),
+        (true, 1) => "the caller (the pool's one place)".to_string(),
+        (true, 2) => "the caller and 1 worker".to_string(),
+        (true, n) => format!("the caller and {} workers", n - 1),
     };
     let pieces = if r.pieces == 1 { "piece" } else { "pieces" };
     format!(
@@ -354,6 +358,7 @@ mod tests {
         let mut r = crate::impls::RampUpSummary {
             calls: 5,
             workers: 1,
+            caller_held_a_place: false,
             all_busy_calls: 0,
             all_busy_after: None,
             pieces: 1,
@@ -373,6 +378,10 @@ mod tests {
                 && text.contains("; 38 pieces per call (median)"),
             "{text}"
         );
+        r.caller_held_a_place = true;
+        assert!(fmt_ramp_up(&r).starts_with("the caller and 15 workers busy in 4 of 5 calls"));
+        r.workers = 2;
+        assert!(fmt_ramp_up(&r).starts_with("the caller and 1 worker busy in 4 of 5 calls"));
     }
 
     #[test]

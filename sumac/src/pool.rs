@@ -1229,6 +1229,7 @@ impl ThreadPool {
             duration,
             first_work,
             pieces: 1 + promotions.saturating_sub(promotions_before),
+            caller_held_a_place: caller.is_none() && registry.callers_hold_places(),
         };
         (result, ramp_up)
     }

@@ -317,6 +317,12 @@ impl GuestSeats {
         self.free.load(Ordering::SeqCst) != self.all
     }
 
+    /// Whether the pool has seats (callers from outside take part).
+    #[inline]
+    pub(crate) fn exist(&self) -> bool {
+        self.all != 0
+    }
+
     /// Whether member `index` is a seat.
     #[inline]
     pub(crate) fn is_seat(&self, index: usize) -> bool {

@@ -516,6 +516,12 @@ impl Registry {
     // call or resumes after a wait, and a worker whose own wait ended, do not wait for a
     // place; a worker's own jobs and those addressed to it need none.
 
+    /// Whether a thread outside the pool that calls into it takes part holding a place
+    /// (unless every seat is taken).
+    pub(crate) fn callers_hold_places(&self) -> bool {
+        self.mechanisms.has(Mechanism::GuestPlace) && self.seats.exist()
+    }
+
     /// How many places the running guests hold (none without `GuestPlace`).
     #[inline]
     fn places_held_by_guests(&self) -> usize {

@@ -313,6 +313,11 @@ pub struct RampUp {
     /// the shared queue during the call (forks and loop pieces shared at a heartbeat or
     /// rescued, spawned jobs).
     pub pieces: u64,
+    /// Whether the calling thread, outside the pool, took part in the call on its own
+    /// stack, holding one of the pool's places (see
+    /// [`ThreadPoolBuilder::callers_take_part`](crate::ThreadPoolBuilder::callers_take_part)):
+    /// then every place is busy once all workers but one are.
+    pub caller_held_a_place: bool,
 }
 
 impl RampUp {
@@ -321,12 +326,21 @@ impl RampUp {
         self.first_work.iter().flatten().count()
     }
 
-    /// How long after the call started the last worker got its first work, if every
-    /// worker got some.
+    /// How long after the call started every place of the pool was busy, if it was:
+    /// when the last worker got its first work, or, if the caller held a place, the
+    /// last but one.
     pub fn all_busy_after(&self) -> Option<Duration> {
-        self.first_work
-            .iter()
-            .try_fold(Duration::ZERO, |latest, first| first.map(|t| latest.max(t)))
+        let needed = self.first_work.len() - usize::from(self.caller_held_a_place);
+        let mut firsts: Vec<Duration> = self.first_work.iter().flatten().copied().collect();
+        if firsts.len() < needed {
+            return None;
+        }
+        firsts.sort_unstable();
+        Some(
+            needed
+                .checked_sub(1)
+                .map_or(Duration::ZERO, |last| firsts[last]),
+        )
     }
 }
 

@@ -698,8 +698,10 @@ fn a_measured_call_from_outside_reports_when_the_worker_took_it() {
     assert_eq!(ramp_up.all_busy_after(), Some(took));
 }
 
+/// A caller from outside takes part holding one of the pool's places: the call fills
+/// every place once all workers but one took a piece of it.
 #[test]
-fn a_long_measured_loop_reaches_every_worker_in_pieces() {
+fn a_long_measured_loop_from_outside_fills_every_place_in_pieces() {
     use sumac::prelude::*;
     let pool = stress_pool(2);
     // Until one call reached both workers: on a loaded machine a worker may take long
@@ -715,13 +717,15 @@ fn a_long_measured_loop_reaches_every_worker_in_pieces() {
         });
         assert_eq!(sum, (0..200_000u64).map(|x| x.wrapping_mul(x) % 7).sum());
         assert_eq!(ramp_up.first_work.len(), 2);
+        assert!(ramp_up.caller_held_a_place);
         if let Some(after) = ramp_up.all_busy_after() {
             assert!(after <= ramp_up.duration, "{ramp_up:?}");
-            // Both workers got a piece the caller's loop handed over.
-            assert!(ramp_up.pieces >= 3, "{ramp_up:?}");
+            // A worker got a piece the caller's loop handed over.
+            assert!(ramp_up.busy_workers() >= 1, "{ramp_up:?}");
+            assert!(ramp_up.pieces >= 2, "{ramp_up:?}");
             break;
         }
-        assert!(call < 200, "no call reached both workers: {ramp_up:?}");
+        assert!(call < 200, "no call filled every place: {ramp_up:?}");
     }
 }
 
