@@ -52,7 +52,7 @@ use std::cell::Cell;
 use std::marker::PhantomData;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::Ordering;
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 
 use crossbeam_utils::CachePadded;
 
@@ -184,6 +184,10 @@ struct FailureLog {
 /// `'a` is how long the tasks' borrows live: `'static` for a graph that outlives stack
 /// frames, or a scope's lifetime inside [`scope`](super::scope).
 pub struct Graph<'a> {
+    /// This graph's own allocation, for [`Graph::arc`]: a strong reference made from it
+    /// keeps the allocation's provenance, so that whichever reference is dropped last may
+    /// free it (one made from `&self` may not).
+    this: Weak<Graph<'a>>,
     serial: u32,
     slots: Box<[Slot]>,
     /// Per slot: the next index on the stack or chain the slot is on.
@@ -299,7 +303,8 @@ enum Linked {
 impl<'a> Graph<'a> {
     pub(crate) fn new(config: Config) -> Arc<Graph<'a>> {
         let channels = config.pool_channels + config.dedicated_channels;
-        Arc::new(Graph {
+        Arc::new_cyclic(|this| Graph {
+            this: Weak::clone(this),
             serial: NEXT_SERIAL.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             slots: slot_array(config.max_tasks),
             next: atomic_array(config.max_tasks),
@@ -331,13 +336,9 @@ impl<'a> Graph<'a> {
 
     /// Another strong reference to this graph.
     fn arc(&self) -> Arc<Graph<'a>> {
-        let this: *const Graph<'a> = self;
-        // SAFETY: a `Graph` is only ever made inside an `Arc` (`Graph::new`) and never
-        // moved out of it, and `&self` proves a strong reference is alive.
-        unsafe {
-            Arc::increment_strong_count(this);
-            Arc::from_raw(this)
-        }
+        self.this
+            .upgrade()
+            .expect("`&self` proves a strong reference is alive")
     }
 
     // -----------------------------------------------------------------------------------
