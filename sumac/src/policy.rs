@@ -178,13 +178,16 @@ pub enum Mechanism {
     /// takes a shared job only while a place is free, so that a pool called from outside
     /// runs as many threads as it has, not one more.
     GuestPlace,
+    /// A guest waiting in a join for work others took from it runs shared forks
+    /// meanwhile, and counts as waiting for work when workers decide to share.
+    GuestTakesForks,
     /// The heartbeat thread stays awake for a while after the pool went idle.
     Linger,
 }
 
 impl Mechanism {
     /// Every mechanism, in the order of the documentation.
-    pub const ALL: [Mechanism; 16] = [
+    pub const ALL: [Mechanism; 17] = [
         Mechanism::AgeRule,
         Mechanism::OldTopForks,
         Mechanism::WorkerRateLimit,
@@ -200,6 +203,7 @@ impl Mechanism {
         Mechanism::TimerSlack,
         Mechanism::Guests,
         Mechanism::GuestPlace,
+        Mechanism::GuestTakesForks,
         Mechanism::Linger,
     ];
 
@@ -221,6 +225,7 @@ impl Mechanism {
             Mechanism::TimerSlack => "timer-slack",
             Mechanism::Guests => "guests",
             Mechanism::GuestPlace => "guest-place",
+            Mechanism::GuestTakesForks => "guest-takes-forks",
             Mechanism::Linger => "linger",
         }
     }

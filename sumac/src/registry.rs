@@ -48,6 +48,9 @@ pub(crate) struct Registry {
     /// Guests running their call (not waiting in it): each holds one of the pool's
     /// places (`GuestPlace`; see [`Registry::leave_idle_for_shared_work`]).
     guests_running: CachePadded<AtomicUsize>,
+    /// Guests spinning in a join for work others took from them, ready to run a shared
+    /// fork meanwhile (`GuestTakesForks`): each counts as waiting for work.
+    guests_wanting_forks: CachePadded<AtomicUsize>,
     /// When an idle worker last raised the others' flags (ns since `epoch`).
     pub(crate) last_request_ns: CachePadded<AtomicU64>,
     /// When a worker last promoted jobs (ns since `epoch`).
@@ -123,6 +126,7 @@ impl Registry {
             seats: GuestSeats::new(num_threads, seats),
             idle: CachePadded::new(AtomicUsize::new(0)),
             guests_running: CachePadded::new(AtomicUsize::new(0)),
+            guests_wanting_forks: CachePadded::new(AtomicUsize::new(0)),
             last_request_ns: CachePadded::new(AtomicU64::new(0)),
             last_promotion_ns: CachePadded::new(AtomicU64::new(0)),
             epoch_ticks: CachePadded::new(AtomicU64::new(0)),
@@ -501,10 +505,12 @@ impl Registry {
     /// How many workers wait for work: idle, with a place, with no queued job to take (a
     /// hint).
     pub(crate) fn workers_waiting(&self) -> usize {
-        self.idle
+        (self
+            .idle
             .load(Ordering::Relaxed)
             .saturating_sub(self.places_held_by_guests())
-            .saturating_sub(self.queues.queued())
+            + self.guests_wanting_forks.load(Ordering::Relaxed))
+        .saturating_sub(self.queues.queued())
     }
 
     // Places. A pool of `num_threads` has that many places: a worker running work (not
@@ -657,8 +663,22 @@ impl Registry {
     /// could take work (an idle worker with a place).
     pub(crate) fn heartbeat_useful(&self) -> bool {
         let idle = self.idle.load(Ordering::SeqCst);
-        idle > self.places_held_by_guests()
-            && (idle < self.num_threads() || self.seats.any_claimed())
+        (idle > self.places_held_by_guests()
+            && (idle < self.num_threads() || self.seats.any_claimed()))
+            || self.guests_wanting_forks.load(Ordering::SeqCst) > 0
+    }
+
+    /// A guest starts waiting in a join for work others took from it and will run a
+    /// shared fork meanwhile: it counts as waiting for work, and the heartbeat must tick
+    /// for the members running that work to share.
+    pub(crate) fn guest_wants_forks(&self) {
+        self.guests_wanting_forks.fetch_add(1, Ordering::SeqCst);
+        self.unpark_heartbeat();
+    }
+
+    /// The guest stopped waiting (its wait ended, or it sleeps).
+    pub(crate) fn guest_stops_wanting_forks(&self) {
+        self.guests_wanting_forks.fetch_sub(1, Ordering::SeqCst);
     }
 
     /// A guest has work that others could take (a recorded fork, or a loop that

@@ -47,6 +47,22 @@ crate::sync::thread_local! {
     pub(crate) static WORKER_THREAD: Cell<*const WorkerThread> = const { Cell::new(ptr::null()) };
 }
 
+/// A guest counted as waiting for shared forks (`guest-takes-forks`) until dropped.
+struct WantingForks<'r>(&'r Registry);
+
+impl<'r> WantingForks<'r> {
+    fn start(registry: &'r Registry) -> Self {
+        registry.guest_wants_forks();
+        WantingForks(registry)
+    }
+}
+
+impl Drop for WantingForks<'_> {
+    fn drop(&mut self) {
+        self.0.guest_stops_wanting_forks();
+    }
+}
+
 /// A member's own state: a worker thread's, or that of a thread outside the pool taking
 /// part in one call (a *guest*, see `registration::as_guest`). Lives on that thread's
 /// stack (on the heap for a `use_current_thread` registration), reachable through a
@@ -399,9 +415,11 @@ impl WorkerThread {
     }
 
     /// A guest's wait: it runs its own pending work (its older forks, its spawned
-    /// jobs), never shared jobs, then spins on `done` briefly and sleeps until whoever
-    /// makes `done` true wakes it. Wanting work does not make it count as idle: the
-    /// workers' sharing decisions are for workers.
+    /// jobs), then shared forks (`guest-takes-forks`: pieces of the work others took
+    /// from it, or of other parallel calls; never spawned jobs), then spins on `done`
+    /// briefly and sleeps until whoever makes `done` true wakes it. While it spins it
+    /// counts as waiting for work, so that the members running what it waits for share
+    /// their forks with it; asleep, it frees its place instead (a worker may take them).
     fn wait_as_guest(&self, done: &impl Fn() -> bool) {
         self.wait_as_guest_until(done, None, true);
     }
@@ -419,6 +437,10 @@ impl WorkerThread {
         // The guest waits for someone: the heartbeat must run for them to share.
         self.registry.guest_needs_heartbeat();
         let has_work = || runs_jobs && !self.spawned.is_empty();
+        let takes_forks =
+            runs_jobs && !self.solo && self.mechanisms.has(Mechanism::GuestTakesForks);
+        let queues = &self.registry.queues;
+        let fork_waits = || takes_forks && queues.queued() > 0;
         loop {
             if done() {
                 return true;
@@ -429,14 +451,36 @@ impl WorkerThread {
             if runs_jobs && self.run_pending_job(false) {
                 continue;
             }
+            if fork_waits() {
+                if let Some(job) = queues.take() {
+                    self.run_shared(job);
+                    continue;
+                }
+            }
+            // Counted as waiting for work while it spins only (not while it runs a job).
+            let wanting = takes_forks.then(|| WantingForks::start(&self.registry));
             let start = time::now();
             let spin = policy::spin_limit(self.registry.heartbeat_interval, self.mechanisms);
-            while !done() && !has_work() && time::since(start) < spin {
+            let request_period = spin / REQUESTS_PER_SPIN;
+            let requests = takes_forks && self.mechanisms.has(Mechanism::Requests);
+            let mut next_request = start;
+            while !done() && !has_work() && !fork_waits() {
+                let now = time::now();
+                if now.duration_since(start) >= spin {
+                    break;
+                }
+                if requests && now >= next_request {
+                    // As an idle worker does: the members running work share at their
+                    // next fork, without waiting for a tick.
+                    self.registry.request_work(self.index, request_period);
+                    next_request = now + request_period;
+                }
                 for _ in 0..SPIN_ROUNDS {
                     std::hint::spin_loop();
                 }
             }
-            if done() || has_work() {
+            drop(wanting);
+            if done() || has_work() || fork_waits() {
                 continue;
             }
             // Asleep, the guest runs nothing: a worker may have its place meanwhile. (A

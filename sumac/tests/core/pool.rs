@@ -657,6 +657,48 @@ fn a_caller_taking_part_holds_one_of_the_pools_places() {
     }
 }
 
+/// A caller taking part that waits in a join for the half a worker took from it runs
+/// pieces of that half meanwhile (`guest-takes-forks`): its wait counts as a request for
+/// work, so the worker shares forks of the half and the caller takes them, instead of
+/// spinning and then sleeping while one worker runs the whole half.
+#[test]
+fn a_caller_waiting_for_the_half_a_worker_took_runs_pieces_of_it() {
+    use sumac::prelude::*;
+    fn spin_for(length: Duration) {
+        let start = std::time::Instant::now();
+        while start.elapsed() < length {
+            std::hint::spin_loop();
+        }
+    }
+    let pool = common::pool_with_heartbeat(2, Duration::from_micros(20));
+    let caller = std::thread::current().id();
+    let mut stolen_halves = 0;
+    for _ in 0..20 {
+        let (stolen, caller_items) = (AtomicUsize::new(0), AtomicUsize::new(0));
+        pool.join(
+            || spin_for(Duration::from_millis(5)),
+            || {
+                if std::thread::current().id() != caller {
+                    stolen.store(1, Ordering::SeqCst);
+                }
+                (0..200).into_par_iter().for_each(|_| {
+                    if std::thread::current().id() == caller {
+                        caller_items.fetch_add(1, Ordering::SeqCst);
+                    }
+                    spin_for(Duration::from_micros(100));
+                });
+            },
+        );
+        if stolen.load(Ordering::SeqCst) == 1 {
+            stolen_halves += 1;
+            if caller_items.load(Ordering::SeqCst) > 0 {
+                return;
+            }
+        }
+    }
+    panic!("in {stolen_halves} of 20 joins a worker took the second half, and the waiting caller never ran a piece of it");
+}
+
 // ------------------------------------------------------------------ measured calls
 
 /// A pool whose callers from outside hand their calls to a worker.
