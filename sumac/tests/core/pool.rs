@@ -670,7 +670,9 @@ fn a_caller_waiting_for_the_half_a_worker_took_runs_pieces_of_it() {
             std::hint::spin_loop();
         }
     }
-    let pool = common::pool_with_heartbeat(2, Duration::from_micros(20));
+    // Items much shorter than the caller's spin (one interval), so that the worker
+    // reaches a fork point, and shares, while the caller still spins.
+    let pool = common::pool_with_heartbeat(2, Duration::from_micros(100));
     let caller = std::thread::current().id();
     let mut stolen_halves = 0;
     for _ in 0..20 {
@@ -681,11 +683,11 @@ fn a_caller_waiting_for_the_half_a_worker_took_runs_pieces_of_it() {
                 if std::thread::current().id() != caller {
                     stolen.store(1, Ordering::SeqCst);
                 }
-                (0..200).into_par_iter().for_each(|_| {
+                (0..4000).into_par_iter().for_each(|_| {
                     if std::thread::current().id() == caller {
                         caller_items.fetch_add(1, Ordering::SeqCst);
                     }
-                    spin_for(Duration::from_micros(100));
+                    spin_for(Duration::from_micros(5));
                 });
             },
         );
