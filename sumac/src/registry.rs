@@ -502,8 +502,8 @@ impl Registry {
         self.epoch_ticks.load(Ordering::Relaxed)
     }
 
-    /// How many workers wait for work: idle, with a place, with no queued job to take (a
-    /// hint).
+    /// How many members wait for work: idle workers with a place, and guests spinning
+    /// for shared forks, less the queued jobs they could take (a hint).
     pub(crate) fn workers_waiting(&self) -> usize {
         (self
             .idle
@@ -660,7 +660,7 @@ impl Registry {
     }
 
     /// Whether ticking makes sense: someone is busy (a worker, or a guest) and someone
-    /// could take work (an idle worker with a place).
+    /// could take work (an idle worker with a place, or a guest spinning for forks).
     pub(crate) fn heartbeat_useful(&self) -> bool {
         let idle = self.idle.load(Ordering::SeqCst);
         (idle > self.places_held_by_guests()
@@ -676,7 +676,7 @@ impl Registry {
         self.unpark_heartbeat();
     }
 
-    /// The guest stopped waiting (its wait ended, or it sleeps).
+    /// The guest stopped spinning for forks (its wait ended, it took work, or it sleeps).
     pub(crate) fn guest_stops_wanting_forks(&self) {
         self.guests_wanting_forks.fetch_sub(1, Ordering::SeqCst);
     }
