@@ -249,6 +249,8 @@ pub struct SumacActivity {
     pub sleeps: f64,
     /// Worker wake-ups per second.
     pub wakeups: f64,
+    /// Heartbeat ticks made by members spinning for work, per second.
+    pub spinner_ticks: f64,
     /// How calls made as the timed runs were spread over the workers.
     pub ramp_up: Option<RampUpSummary>,
 }
@@ -334,6 +336,7 @@ impl SumacActivity {
             stolen: d.shared_jobs_run as f64 / s,
             sleeps: d.sleeps as f64 / s,
             wakeups: d.wakeups as f64 / s,
+            spinner_ticks: d.ticks as f64 / s,
             ramp_up: None,
         }
     }

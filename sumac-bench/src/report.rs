@@ -196,7 +196,7 @@ pub fn table(res: &ExperimentResult) -> String {
             let x = &a.activity;
             let _ = writeln!(
                 s,
-                "  {} {:>3} thr{p}: {} promotions/s, {} jobs run by thieves/s, {} sleeps/s ({} forks/s, {} wake-ups/s){}",
+                "  {} {:>3} thr{p}: {} promotions/s, {} jobs run by thieves/s, {} sleeps/s ({} forks/s, {} wake-ups/s, {} ticks by spinners/s){}",
                 a.label,
                 a.threads,
                 fmt_rate(x.promotions),
@@ -204,6 +204,7 @@ pub fn table(res: &ExperimentResult) -> String {
                 fmt_rate(x.sleeps),
                 fmt_rate(x.forks),
                 fmt_rate(x.wakeups),
+                fmt_rate(x.spinner_ticks),
                 x.ramp_up
                     .map(|r| format!("; ramp-up: {}", fmt_ramp_up(&r)))
                     .unwrap_or_default(),

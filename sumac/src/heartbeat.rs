@@ -32,38 +32,40 @@ impl HeartbeatPark {
     }
 }
 
-/// The heartbeat thread: ticks while some members are busy and some workers idle; once
-/// the pool went idle it lingers for [`HEARTBEAT_LINGER`] (looking once per interval,
-/// without ticking), then parks until a worker or a guest wakes it.
+/// The heartbeat thread: ticks while some members are busy and some workers idle, unless
+/// a member spinning for work ticks in its stead (`spinners-tick`); once the pool went
+/// idle it lingers for [`HEARTBEAT_LINGER`] (looking once per interval, without ticking),
+/// then parks until a worker or a guest wakes it. Otherwise, with nothing to tick for,
+/// it parks at once: whoever makes a tick needed wakes it (`Registry::unpark_heartbeat`).
 ///
-/// Ticks are at least one interval apart, counted from the previous tick, not from the
-/// end of a park: after a park of a whole interval or more (every worker was busy), the
-/// first tick comes at once. A fork recorded during the park carries the epoch of the
-/// last tick before it, so this immediate tick still happens after the fork was
-/// recorded, and the fork is shared at the tick after it, one whole interval later: the
-/// rule "shared only after waiting through a whole interval" holds, and a worker that
-/// runs out of work after a busy phase waits one interval for a fork instead of two.
+/// Ticks are at least one interval apart, counted from the previous tick (whoever made
+/// it), not from the end of a park: after a park of a whole interval or more (every
+/// worker was busy), the first tick comes at once. A fork recorded during the park
+/// carries the epoch of the last tick before it, so this immediate tick still happens
+/// after the fork was recorded, and the fork is shared at the tick after it, one whole
+/// interval later: the rule "shared only after waiting through a whole interval" holds,
+/// and a worker that runs out of work after a busy phase waits one interval for a fork
+/// instead of two.
 pub(crate) fn heartbeat_main(registry: &Registry) {
     if registry.mechanisms.has(Mechanism::TimerSlack) {
         wake_on_time();
     }
     let park = &registry.heartbeat_park;
-    let mut last_tick = Instant::now();
     let mut last_useful = Instant::now();
     let linger = registry.mechanisms.has(Mechanism::Linger);
     let linger_period = registry.heartbeat_interval.max(SHORTEST_TIMED_WAIT);
-    let mut quiet = quiet_members(registry);
     loop {
+        let mut parked = false;
         {
             let mut guard = park.lock.lock().unwrap_or_else(PoisonError::into_inner);
             loop {
                 if registry.is_terminating() {
                     return;
                 }
-                if registry.heartbeat_useful() {
+                if registry.heartbeat_thread_needed() {
                     break;
                 }
-                if linger && last_useful.elapsed() < HEARTBEAT_LINGER {
+                if linger && registry.pool_idle() && last_useful.elapsed() < HEARTBEAT_LINGER {
                     // Look again in a while, without ticking: nobody needs to wake us.
                     guard = park
                         .signal
@@ -73,10 +75,10 @@ pub(crate) fn heartbeat_main(registry: &Registry) {
                     continue;
                 }
                 park.parked.store(true, Ordering::SeqCst);
-                // Re-check after announcing we park: `enter_idle`/`leave_idle` and the
-                // guests change their counts first and then look at `parked` (both
-                // sequentially consistent).
-                if registry.heartbeat_useful() || registry.is_terminating() {
+                // Re-check after announcing we park: whoever changes a count we read
+                // changes it first and then looks at `parked` (both sequentially
+                // consistent; see `Registry::unpark_heartbeat`).
+                if registry.heartbeat_thread_needed() || registry.is_terminating() {
                     park.parked.store(false, Ordering::SeqCst);
                     continue;
                 }
@@ -85,28 +87,32 @@ pub(crate) fn heartbeat_main(registry: &Registry) {
                     .wait(guard)
                     .unwrap_or_else(PoisonError::into_inner);
                 park.parked.store(false, Ordering::SeqCst);
-                // Workers polled unflagged meanwhile: count quiet ticks afresh.
-                quiet.fill(QuietWorker::default());
+                parked = true;
             }
         }
+        if parked {
+            // Outside the park's lock: a ticking member holds the rescue state's lock
+            // while it ticks, and must never wait for the park's.
+            registry.forget_quiet_members();
+        }
         last_useful = Instant::now();
-        pause_until(registry, last_tick.checked_add(registry.heartbeat_interval));
+        pause_until(registry, registry.next_tick_due());
         if registry.is_terminating() {
             return;
         }
-        last_tick = Instant::now();
-        tick(registry, &mut quiet);
+        registry.tick_if_due();
     }
 }
 
 /// What the heartbeat thread remembers of each member from one tick to the next.
-pub(crate) fn quiet_members(registry: &Registry) -> Vec<QuietWorker> {
-    vec![QuietWorker::default(); registry.workers.len()]
+pub(crate) fn quiet_members(members: usize) -> Vec<QuietWorker> {
+    vec![QuietWorker::default(); members]
 }
 
 /// One tick: advances the epoch, rescues the forks of members that stopped polling and
-/// the tasks kept too long, and raises every member's heartbeat flag. (The loom models
-/// call it from a model thread of their own.)
+/// the tasks kept too long, and raises every member's heartbeat flag. Ticks never
+/// overlap: `Registry::tick_if_due` holds the lock of `quiet`. (The loom models call it
+/// from a model thread of their own.)
 pub(crate) fn tick(registry: &Registry, quiet: &mut [QuietWorker]) {
     let ticks = registry.epoch_ticks.load(Ordering::Relaxed);
     registry.epoch_ticks.store(ticks + 1, Ordering::Relaxed);

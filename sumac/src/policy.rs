@@ -183,11 +183,14 @@ pub enum Mechanism {
     GuestTakesForks,
     /// The heartbeat thread stays awake for a while after the pool went idle.
     Linger,
+    /// Members spinning for work tick in the heartbeat thread's stead, which sleeps
+    /// meanwhile (no thread wake-up per interval while someone is awake to tick).
+    SpinnersTick,
 }
 
 impl Mechanism {
     /// Every mechanism, in the order of the documentation.
-    pub const ALL: [Mechanism; 17] = [
+    pub const ALL: [Mechanism; 18] = [
         Mechanism::AgeRule,
         Mechanism::OldTopForks,
         Mechanism::WorkerRateLimit,
@@ -205,6 +208,7 @@ impl Mechanism {
         Mechanism::GuestPlace,
         Mechanism::GuestTakesForks,
         Mechanism::Linger,
+        Mechanism::SpinnersTick,
     ];
 
     /// The name used in `SUMAC_MECHANISMS` and by `sumac-bench --policy`.
@@ -227,6 +231,7 @@ impl Mechanism {
             Mechanism::GuestPlace => "guest-place",
             Mechanism::GuestTakesForks => "guest-takes-forks",
             Mechanism::Linger => "linger",
+            Mechanism::SpinnersTick => "spinners-tick",
         }
     }
 

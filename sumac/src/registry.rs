@@ -25,7 +25,7 @@ use crate::sync::time::{self, Duration, Instant};
 use crate::sync::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use crate::thread_builder::{ThreadBuilder, ThreadSpawn};
 
-use crate::heartbeat::{heartbeat_main, HeartbeatPark};
+use crate::heartbeat::{self, heartbeat_main, HeartbeatPark, QuietWorker};
 use crate::registration::GuestSeats;
 use crate::registration::{
     self, register_current_thread, registered_with_a_live_pool, unregister_current_thread,
@@ -55,8 +55,16 @@ pub(crate) struct Registry {
     pub(crate) last_request_ns: CachePadded<AtomicU64>,
     /// When a worker last promoted jobs (ns since `epoch`).
     pub(crate) last_promotion_ns: CachePadded<AtomicU64>,
-    /// Heartbeat ticks so far (written by the heartbeat thread only).
+    /// Heartbeat ticks so far (written only by whoever ticks, under `quiet`'s lock).
     pub(crate) epoch_ticks: CachePadded<AtomicU64>,
+    /// When the last tick was claimed (ns since `epoch`): ticks are at least one interval
+    /// apart, whoever makes them.
+    last_tick_ns: CachePadded<AtomicU64>,
+    /// Members spinning for work that tick in the heartbeat thread's stead
+    /// (`SpinnersTick`): while there are any, the heartbeat thread sleeps.
+    tickers: CachePadded<AtomicUsize>,
+    /// What the ticks remember of each member (the rescue's state); held while ticking.
+    quiet: Mutex<Vec<QuietWorker>>,
     pub(crate) epoch: Instant,
     pub(crate) terminating: AtomicBool,
     pub(crate) heartbeat_interval: Duration,
@@ -130,6 +138,9 @@ impl Registry {
             last_request_ns: CachePadded::new(AtomicU64::new(0)),
             last_promotion_ns: CachePadded::new(AtomicU64::new(0)),
             epoch_ticks: CachePadded::new(AtomicU64::new(0)),
+            last_tick_ns: CachePadded::new(AtomicU64::new(0)),
+            tickers: CachePadded::new(AtomicUsize::new(0)),
+            quiet: Mutex::new(heartbeat::quiet_members(members)),
             epoch: time::now(),
             terminating: AtomicBool::new(false),
             heartbeat_interval: config.heartbeat_interval,
@@ -491,7 +502,12 @@ impl Registry {
     pub(crate) fn count_idle(&self) {
         let before = self.idle.fetch_add(1, Ordering::SeqCst);
         let guests = self.places_held_by_guests();
-        if before == 0 || before + 1 == self.num_threads() || before == guests {
+        if before + 1 == self.num_threads() && !self.seats.any_claimed() {
+            // The pool went idle: a parked heartbeat thread wakes to linger.
+            if self.heartbeat_park.parked.load(Ordering::SeqCst) {
+                self.heartbeat_park.notify();
+            }
+        } else if before == 0 || before == guests {
             self.unpark_heartbeat();
         }
     }
@@ -659,6 +675,18 @@ impl Registry {
         }
     }
 
+    /// Whether nobody is busy: no worker runs work and no guest is in a call (the
+    /// heartbeat thread lingers then, see `heartbeat_main`).
+    pub(crate) fn pool_idle(&self) -> bool {
+        self.idle.load(Ordering::SeqCst) >= self.num_threads() && !self.seats.any_claimed()
+    }
+
+    /// Whether the heartbeat thread must tick: ticking makes sense and no spinning member
+    /// ticks in its stead.
+    pub(crate) fn heartbeat_thread_needed(&self) -> bool {
+        self.tickers.load(Ordering::SeqCst) == 0 && self.heartbeat_useful()
+    }
+
     /// Whether ticking makes sense: someone is busy (a worker, or a guest) and someone
     /// could take work (an idle worker with a place, or a guest spinning for forks).
     pub(crate) fn heartbeat_useful(&self) -> bool {
@@ -689,11 +717,75 @@ impl Registry {
         self.unpark_heartbeat();
     }
 
+    /// Wakes the heartbeat thread if it parked and must tick now. Whoever changes a
+    /// count that [`heartbeat_thread_needed`](Self::heartbeat_thread_needed) reads calls
+    /// this afterwards: every access is sequentially consistent, and the heartbeat
+    /// thread sets `parked` before it reads the counts, so either it sees the change or
+    /// the last thread to change a count sees it parked, and sees every count as it is.
     #[inline]
     pub(crate) fn unpark_heartbeat(&self) {
-        if self.heartbeat_park.parked.load(Ordering::SeqCst) {
+        if self.heartbeat_park.parked.load(Ordering::SeqCst) && self.heartbeat_thread_needed() {
             self.heartbeat_park.notify();
         }
+    }
+
+    /// The calling member starts spinning for work and ticks meanwhile
+    /// ([`tick_if_due`](Self::tick_if_due)); it calls
+    /// [`stop_ticking`](Self::stop_ticking) before it sleeps, runs work or leaves.
+    pub(crate) fn start_ticking(&self) {
+        self.tickers.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// The calling member stops ticking: the heartbeat thread takes over if it must.
+    pub(crate) fn stop_ticking(&self) {
+        self.tickers.fetch_sub(1, Ordering::SeqCst);
+        self.unpark_heartbeat();
+    }
+
+    /// When the next tick is due: one interval after the last (`None` if that is beyond
+    /// the clock's range).
+    pub(crate) fn next_tick_due(&self) -> Option<Instant> {
+        let last = Duration::from_nanos(self.last_tick_ns.load(Ordering::Relaxed));
+        self.epoch
+            .checked_add(last)?
+            .checked_add(self.heartbeat_interval)
+    }
+
+    /// Ticks (see [`heartbeat::tick`]) if an interval has passed since the last tick,
+    /// ticking makes sense (`heartbeat_useful`) and nobody else claims this one: called
+    /// by the heartbeat thread when a tick is due, and by ticking spinners as they spin.
+    /// Returns whether it ticked.
+    pub(crate) fn tick_if_due(&self) -> bool {
+        let now = u64::try_from(time::since(self.epoch).as_nanos()).unwrap_or(u64::MAX);
+        let interval = u64::try_from(self.heartbeat_interval.as_nanos()).unwrap_or(u64::MAX);
+        let last = self.last_tick_ns.load(Ordering::Relaxed);
+        if now.saturating_sub(last) < interval
+            || !self.heartbeat_useful()
+            || self
+                .last_tick_ns
+                .compare_exchange(last, now, Ordering::Relaxed, Ordering::Relaxed)
+                .is_err()
+        {
+            return false;
+        }
+        // A tick still running (claimed an interval ago, on a thread that was
+        // descheduled) makes this one lapse: the next is an interval away.
+        match self.quiet.try_lock() {
+            Ok(mut quiet) => {
+                heartbeat::tick(self, &mut quiet);
+                true
+            }
+            Err(_) => false,
+        }
+    }
+
+    /// After the heartbeat thread parked, the members polled unflagged meanwhile: the
+    /// rescue counts quiet ticks afresh.
+    pub(crate) fn forget_quiet_members(&self) {
+        self.quiet
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .fill(QuietWorker::default());
     }
 }
 

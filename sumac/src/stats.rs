@@ -38,6 +38,9 @@ pub struct WorkerStats {
     /// Tasks of [task graphs](crate::graph) this worker ran (counted when its runner job
     /// ends; tasks run outside the pool with `execute_one` are not counted here).
     pub graph_tasks: u64,
+    /// Heartbeat ticks this member made while it spun for work, in the heartbeat
+    /// thread's stead (the heartbeat thread's own ticks are not counted).
+    pub ticks: u64,
 }
 
 impl Sub for WorkerStats {
@@ -62,6 +65,7 @@ impl Sub for WorkerStats {
             sleeps: self.sleeps.saturating_sub(earlier.sleeps),
             wakeups: self.wakeups.saturating_sub(earlier.wakeups),
             graph_tasks: self.graph_tasks.saturating_sub(earlier.graph_tasks),
+            ticks: self.ticks.saturating_sub(earlier.ticks),
         }
     }
 }
@@ -79,6 +83,7 @@ impl std::ops::Add for WorkerStats {
             sleeps: self.sleeps.wrapping_add(other.sleeps),
             wakeups: self.wakeups.wrapping_add(other.wakeups),
             graph_tasks: self.graph_tasks.wrapping_add(other.graph_tasks),
+            ticks: self.ticks.wrapping_add(other.ticks),
         }
     }
 }
@@ -250,6 +255,8 @@ pub(crate) struct WorkerCounters {
     pub(crate) wakeups: AtomicU64,
     /// Task-graph tasks run by this worker's runner jobs.
     pub(crate) graph_tasks: AtomicU64,
+    /// Ticks made while spinning for work.
+    pub(crate) ticks: AtomicU64,
     /// When this worker first started work handed to it during the measured call (see
     /// [`MeasuredCall`]): a [`MeasuredCall`] reading, or an older one (or 0) if it has
     /// not started any since the call began.
@@ -278,6 +285,7 @@ impl WorkerCounters {
             sleeps: self.sleeps.load(Ordering::Relaxed),
             wakeups: self.wakeups.load(Ordering::Relaxed),
             graph_tasks: self.graph_tasks.load(Ordering::Relaxed),
+            ticks: self.ticks.load(Ordering::Relaxed),
         }
     }
 }

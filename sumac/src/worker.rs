@@ -63,6 +63,49 @@ impl Drop for WantingForks<'_> {
     }
 }
 
+/// A member spinning for work that ticks in the heartbeat thread's stead
+/// (`spinners-tick`) while registered: from `start` until `pause` or drop.
+struct Ticking<'r> {
+    registry: &'r Registry,
+    on: bool,
+}
+
+impl<'r> Ticking<'r> {
+    /// Registers the caller as a ticker if `ticks` (see [`WorkerThread::ticks`]).
+    fn start(registry: &'r Registry, ticks: bool) -> Self {
+        let mut ticking = Ticking {
+            registry,
+            on: false,
+        };
+        if ticks {
+            ticking.resume();
+        }
+        ticking
+    }
+
+    /// Stops ticking (before a sleep): the heartbeat thread takes over if it must.
+    fn pause(&mut self) {
+        if self.on {
+            self.on = false;
+            self.registry.stop_ticking();
+        }
+    }
+
+    /// Ticks again (after a sleep).
+    fn resume(&mut self) {
+        if !self.on {
+            self.on = true;
+            self.registry.start_ticking();
+        }
+    }
+}
+
+impl Drop for Ticking<'_> {
+    fn drop(&mut self) {
+        self.pause();
+    }
+}
+
 /// A member's own state: a worker thread's, or that of a thread outside the pool taking
 /// part in one call (a *guest*, see `registration::as_guest`). Lives on that thread's
 /// stack (on the heap for a `use_current_thread` registration), reachable through a
@@ -436,6 +479,7 @@ impl WorkerThread {
         self.settle_scope_debt();
         // The guest waits for someone: the heartbeat must run for them to share.
         self.registry.guest_needs_heartbeat();
+        let ticks = self.ticks();
         let has_work = || runs_jobs && !self.spawned.is_empty();
         let takes_forks =
             runs_jobs && !self.solo && self.mechanisms.has(Mechanism::GuestTakesForks);
@@ -457,7 +501,10 @@ impl WorkerThread {
                     continue;
                 }
             }
-            // Counted as waiting for work while it spins only (not while it runs a job).
+            // Ticks while it spins; counted as waiting for work while it spins only (not
+            // while it runs a job). Registered as a ticker first, so that starting to want
+            // forks does not wake the heartbeat thread.
+            let ticking = Ticking::start(&self.registry, ticks);
             let wanting = takes_forks.then(|| WantingForks::start(&self.registry));
             let start = time::now();
             let spin = policy::spin_limit(self.registry.heartbeat_interval, self.mechanisms);
@@ -469,17 +516,24 @@ impl WorkerThread {
                 if now.duration_since(start) >= spin {
                     break;
                 }
-                if requests && now >= next_request {
-                    // As an idle worker does: the members running work share at their
-                    // next fork, without waiting for a tick.
-                    self.registry.request_work(self.index, request_period);
+                if now >= next_request {
+                    if requests {
+                        // As an idle worker does: the members running work share at
+                        // their next fork, without waiting for a tick.
+                        self.registry.request_work(self.index, request_period);
+                    }
+                    if ticks {
+                        self.tick_if_due();
+                    }
                     next_request = now + request_period;
                 }
                 for _ in 0..SPIN_ROUNDS {
                     std::hint::spin_loop();
                 }
             }
+            // No longer wanting forks before the heartbeat thread may take over ticking.
             drop(wanting);
+            drop(ticking);
             if done() || has_work() || fork_waits() {
                 continue;
             }
@@ -654,7 +708,7 @@ impl WorkerThread {
     /// `thread::yield_now`, which returns at once unless another thread waits for this
     /// core: with more threads than cores, a worker just woken to finish its join would
     /// otherwise wait until this spin ended (see `SCHEDULER.md`).
-    fn spin_for_work(&self, done: &impl Fn() -> bool) -> bool {
+    fn spin_for_work(&self, done: &impl Fn() -> bool, ticks: bool) -> bool {
         let registry = &*self.registry;
         let members = registry.queues.members();
         let cursor = Cell::new(self.index);
@@ -667,6 +721,9 @@ impl WorkerThread {
         let spin_limit = policy::spin_limit(registry.heartbeat_interval, self.mechanisms);
         let request_period = spin_limit / REQUESTS_PER_SPIN;
         let mut next_request = start + request_period;
+        if ticks {
+            self.tick_if_due();
+        }
         loop {
             for _ in 0..SPIN_ROUNDS {
                 if work_or_done() {
@@ -688,6 +745,9 @@ impl WorkerThread {
                 }
                 if self.mechanisms.has(Mechanism::Requests) {
                     registry.request_work(self.index, request_period);
+                }
+                if ticks {
+                    self.tick_if_due();
                 }
                 next_request = now + request_period;
             }
@@ -774,10 +834,14 @@ impl WorkerThread {
         let registry = &*self.registry;
         let queues = &registry.queues;
         self.settle_scope_debt();
+        // A ticker before it counts as idle, so that its idling wakes no heartbeat thread;
+        // it stops ticking only once it left the idle count, or before it sleeps.
+        let mut ticking = Ticking::start(registry, self.ticks());
         registry.enter_idle(self.index);
         queues.sleep.start_searching();
         let left_idle = loop {
-            if !self.spin_for_work(done) {
+            if !self.spin_for_work(done, ticking.on) {
+                ticking.pause();
                 #[cfg(feature = "trace")]
                 self.shared()
                     .trace
@@ -803,6 +867,7 @@ impl WorkerThread {
                         .trace
                         .record(self.index, crate::trace::EventKind::Wake);
                 }
+                ticking.resume();
             }
             // Woken, or work appeared: the caller looks at everything again, holding a
             // place if the work is shared; without one the worker stays idle.
@@ -822,6 +887,20 @@ impl WorkerThread {
         if !left_idle {
             registry.leave_idle();
         }
+        drop(ticking);
+    }
+
+    /// Ticks if a tick is due (see `Registry::tick_if_due`), counting it.
+    fn tick_if_due(&self) {
+        if self.registry.tick_if_due() {
+            bump(&self.shared().counters.ticks, 1);
+        }
+    }
+
+    /// Whether this member ticks while it spins for work (`spinners-tick`; never in the
+    /// loom models, which tick on a model thread of their own).
+    fn ticks(&self) -> bool {
+        !cfg!(loom) && self.mechanisms.has(Mechanism::SpinnersTick)
     }
 
     /// Whether this idle worker may take the work a glance found: a job addressed to it

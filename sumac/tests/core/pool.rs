@@ -184,6 +184,48 @@ fn a_heartbeat_that_never_ticks_still_works() {
     drop_within_a_minute(pool, "dropping the pool hung");
 }
 
+/// A member spinning for work ticks in the heartbeat thread's stead (`spinners-tick`,
+/// counted in its `ticks`): here the worker that finished its piece of one short loop
+/// spins until the caller's next loop gives it work, with ticks due meanwhile. Switched
+/// off, only the heartbeat thread ticks (and is not counted).
+#[test]
+fn a_member_spinning_for_work_ticks_in_the_heartbeat_threads_stead() {
+    use sumac::prelude::*;
+    use sumac::Mechanism;
+    fn spinning_ticks(on: bool, enough: impl Fn(u64) -> bool) -> u64 {
+        let pool = ThreadPoolBuilder::new()
+            .num_threads(2)
+            .heartbeat_interval(Duration::from_micros(20))
+            .mechanism(Mechanism::SpinnersTick, on)
+            .build()
+            .unwrap();
+        let before = pool.stats();
+        let start = std::time::Instant::now();
+        // Short loops back to back, so that an idle worker spins between them while the
+        // caller runs; until a tick was counted, or 2,000 loops (a hang check: a loaded
+        // machine may deschedule the spinner for a while).
+        let mut ticks = 0;
+        for round in 0.. {
+            pool.install(|| {
+                (0..64).into_par_iter().for_each(|_| {
+                    let item = std::time::Instant::now();
+                    while item.elapsed() < Duration::from_micros(1) {
+                        std::hint::spin_loop();
+                    }
+                })
+            });
+            ticks = pool.stats().since(&before).total().ticks;
+            if enough(ticks) || (round >= 2_000 && start.elapsed() > Duration::from_millis(100)) {
+                break;
+            }
+        }
+        ticks
+    }
+    let on = spinning_ticks(true, |ticks| ticks > 0);
+    assert!(on > 0, "no spinning member ticked");
+    assert_eq!(spinning_ticks(false, |_| false), 0);
+}
+
 #[test]
 fn start_and_exit_handlers_run_once_on_every_worker() {
     let started = Arc::new(std::sync::Mutex::new(Vec::new()));
