@@ -192,7 +192,7 @@ fn a_heartbeat_that_never_ticks_still_works() {
 fn a_member_spinning_for_work_ticks_in_the_heartbeat_threads_stead() {
     use sumac::prelude::*;
     use sumac::Mechanism;
-    fn spinning_ticks(on: bool, enough: impl Fn(u64) -> bool) -> u64 {
+    fn spinning_ticks(on: bool, rounds_off: usize) -> u64 {
         let pool = ThreadPoolBuilder::new()
             .num_threads(2)
             .heartbeat_interval(Duration::from_micros(20))
@@ -202,12 +202,13 @@ fn a_member_spinning_for_work_ticks_in_the_heartbeat_threads_stead() {
         let before = pool.stats();
         let start = std::time::Instant::now();
         // Short loops back to back, so that an idle worker spins between them while the
-        // caller runs; until a tick was counted, or 2,000 loops (a hang check: a loaded
-        // machine may deschedule the spinner for a while).
+        // caller runs: switched on, until a tick was counted (or a minute passed: a hang
+        // check, as a loaded machine may deschedule the spinner for a long while);
+        // switched off, `rounds_off` loops.
         let mut ticks = 0;
-        for round in 0.. {
+        for round in 1.. {
             pool.install(|| {
-                (0..64).into_par_iter().for_each(|_| {
+                (0..256).into_par_iter().for_each(|_| {
                     let item = std::time::Instant::now();
                     while item.elapsed() < Duration::from_micros(1) {
                         std::hint::spin_loop();
@@ -215,15 +216,20 @@ fn a_member_spinning_for_work_ticks_in_the_heartbeat_threads_stead() {
                 })
             });
             ticks = pool.stats().since(&before).total().ticks;
-            if enough(ticks) || (round >= 2_000 && start.elapsed() > Duration::from_millis(100)) {
+            let done = if on {
+                ticks > 0 || start.elapsed() > Duration::from_secs(60)
+            } else {
+                round >= rounds_off
+            };
+            if done {
                 break;
             }
         }
         ticks
     }
-    let on = spinning_ticks(true, |ticks| ticks > 0);
+    let on = spinning_ticks(true, 0);
     assert!(on > 0, "no spinning member ticked");
-    assert_eq!(spinning_ticks(false, |_| false), 0);
+    assert_eq!(spinning_ticks(false, 500), 0);
 }
 
 #[test]
