@@ -18,9 +18,6 @@ use crate::worker::RESCUE_SLOTS;
 /// The heartbeat thread's parking spot.
 pub(crate) struct HeartbeatPark {
     pub(crate) parked: AtomicBool,
-    /// Parked after a tick nobody answered (`park-unanswered`): the first member to
-    /// lower its flag or keep a task wakes it.
-    pub(crate) unanswered: AtomicBool,
     pub(crate) lock: Mutex<()>,
     pub(crate) signal: Condvar,
 }
@@ -103,11 +100,7 @@ pub(crate) fn heartbeat_main(registry: &Registry) {
         if registry.is_terminating() {
             return;
         }
-        if registry.tick_if_due() == Some(false)
-            && registry.mechanisms.has(Mechanism::ParkUnanswered)
-        {
-            park_until_answered(registry);
-        }
+        registry.tick_if_due();
     }
 }
 
@@ -119,17 +112,8 @@ pub(crate) fn quiet_members(members: usize) -> Vec<QuietWorker> {
 /// One tick: advances the epoch, rescues the forks of members that stopped polling and
 /// the tasks kept too long, and raises every member's heartbeat flag. Ticks never
 /// overlap: `Registry::tick_if_due` holds the lock of `quiet`. (The loom models call it
-/// from a model thread of their own.) Returns whether the tick was *answered*: some
-/// member lowered its flag since the tick before (it polled), or has a fork on offer or
-/// a task kept; otherwise nobody has anything a tick could share.
-pub(crate) fn tick(registry: &Registry, quiet: &mut [QuietWorker]) -> bool {
-    // (Not looked at in the loom models: only the heartbeat thread uses it.)
-    let answered = cfg!(loom)
-        || registry.workers.iter().any(|worker| {
-            !worker.heartbeat.load(Ordering::Relaxed)
-                || worker.rescue.iter().any(|slot| slot.offered_addr() != 0)
-                || worker.next_task.waiting_addr() != 0
-        });
+/// from a model thread of their own.)
+pub(crate) fn tick(registry: &Registry, quiet: &mut [QuietWorker]) {
     let ticks = registry.epoch_ticks.load(Ordering::Relaxed);
     registry.epoch_ticks.store(ticks + 1, Ordering::Relaxed);
     if registry.mechanisms.has(Mechanism::Rescue) {
@@ -141,38 +125,6 @@ pub(crate) fn tick(registry: &Registry, quiet: &mut [QuietWorker]) -> bool {
             worker.heartbeat.store(true, Ordering::Relaxed);
         }
     }
-    answered
-}
-
-/// Parks the heartbeat thread after a tick nobody answered, until a member lowers its
-/// flag (it polled: work that forks is under way again), keeps a task (which a tick
-/// releases), or someone wakes it as for any park. Every flag was raised by that tick,
-/// so whoever polls next sees one raised and calls `on_heartbeat`, which lowers it and
-/// then reads `unanswered`; `keep_next_task` fills the slot and then reads it; this
-/// thread sets `unanswered` and then reads the flags, the offers and the slots (all
-/// sequentially consistent, the offer a release store before the poll's): either it
-/// sees the change and does not park, or the member sees it parked and wakes it. The
-/// offers are read too because another member's tick may raise the flag again between
-/// a member's poll and this read: the fork recorded before that poll stays on offer.
-fn park_until_answered(registry: &Registry) {
-    let park = &registry.heartbeat_park;
-    let guard = park.lock.lock().unwrap_or_else(PoisonError::into_inner);
-    park.unanswered.store(true, Ordering::SeqCst);
-    park.parked.store(true, Ordering::SeqCst);
-    let answered = registry.workers.iter().any(|worker| {
-        !worker.heartbeat.load(Ordering::SeqCst)
-            || worker.rescue.iter().any(RescueSlot::holds_offer)
-            || worker.next_task.holds_task()
-    });
-    if !answered && !registry.is_terminating() && registry.heartbeat_thread_needed() {
-        drop(
-            park.signal
-                .wait(guard)
-                .unwrap_or_else(PoisonError::into_inner),
-        );
-    }
-    park.parked.store(false, Ordering::SeqCst);
-    park.unanswered.store(false, Ordering::SeqCst);
 }
 
 /// Asks the OS to end the calling thread's timed waits within

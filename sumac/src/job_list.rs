@@ -252,12 +252,6 @@ impl RescueSlot {
         self.0.load(Ordering::Relaxed).addr()
     }
 
-    /// Whether a job is on offer, read sequentially consistently (the heartbeat thread,
-    /// after it announced `HeartbeatPark::unanswered`).
-    pub(crate) fn holds_offer(&self) -> bool {
-        !self.0.load(Ordering::SeqCst).is_null()
-    }
-
     /// The heartbeat thread claims the offered job if it is still the one at address
     /// `addr` (from [`offered_addr`](Self::offered_addr)); it must then share it (push it
     /// into the shared queue).
@@ -321,8 +315,7 @@ impl NextTask {
     /// the slot's owner only.
     #[inline]
     pub(crate) unsafe fn replace(&self, job: JobRef) -> Option<JobRef> {
-        // Sequentially consistent: the owner reads `HeartbeatPark::unanswered` next.
-        NonNull::new(self.0.swap(job.0.as_ptr(), Ordering::SeqCst)).map(JobRef)
+        NonNull::new(self.0.swap(job.0.as_ptr(), Ordering::AcqRel)).map(JobRef)
     }
 
     /// The owner takes the task out, if one is here (the caller must run or queue it).
@@ -337,12 +330,6 @@ impl NextTask {
     /// Whether no task is here (a hint for anyone but the owner).
     pub(crate) fn is_empty(&self) -> bool {
         self.0.load(Ordering::Relaxed).is_null()
-    }
-
-    /// Whether a task is here, read sequentially consistently (the heartbeat thread,
-    /// after it announced `HeartbeatPark::unanswered`).
-    pub(crate) fn holds_task(&self) -> bool {
-        !self.0.load(Ordering::SeqCst).is_null()
     }
 
     /// The address of the task here (0 if none), to compare with later: a hint, never

@@ -186,16 +186,11 @@ pub enum Mechanism {
     /// Members spinning for work tick in the heartbeat thread's stead, which sleeps
     /// meanwhile (no thread wake-up per interval while someone is awake to tick).
     SpinnersTick,
-    /// After a tick that no member answered (every flag still raised from the tick
-    /// before, nothing offered for rescue, no task kept), the heartbeat thread parks
-    /// until a member polls its flag or keeps a task: code that makes no forks inside a
-    /// call costs no wake-ups.
-    ParkUnanswered,
 }
 
 impl Mechanism {
     /// Every mechanism, in the order of the documentation.
-    pub const ALL: [Mechanism; 19] = [
+    pub const ALL: [Mechanism; 18] = [
         Mechanism::AgeRule,
         Mechanism::OldTopForks,
         Mechanism::WorkerRateLimit,
@@ -214,7 +209,6 @@ impl Mechanism {
         Mechanism::GuestTakesForks,
         Mechanism::Linger,
         Mechanism::SpinnersTick,
-        Mechanism::ParkUnanswered,
     ];
 
     /// The name used in `SUMAC_MECHANISMS` and by `sumac-bench --policy`.
@@ -238,7 +232,6 @@ impl Mechanism {
             Mechanism::GuestTakesForks => "guest-takes-forks",
             Mechanism::Linger => "linger",
             Mechanism::SpinnersTick => "spinners-tick",
-            Mechanism::ParkUnanswered => "park-unanswered",
         }
     }
 

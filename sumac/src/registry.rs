@@ -148,7 +148,6 @@ impl Registry {
             forced_splits: config.forced_splits,
             heartbeat_park: HeartbeatPark {
                 parked: std::sync::atomic::AtomicBool::new(false),
-                unanswered: std::sync::atomic::AtomicBool::new(false),
                 lock: Mutex::new(()),
                 signal: Condvar::new(),
             },
@@ -755,8 +754,8 @@ impl Registry {
     /// Ticks (see [`heartbeat::tick`]) if an interval has passed since the last tick,
     /// ticking makes sense (`heartbeat_useful`) and nobody else claims this one: called
     /// by the heartbeat thread when a tick is due, and by ticking spinners as they spin.
-    /// Returns `None` if it did not tick, else whether the tick was answered.
-    pub(crate) fn tick_if_due(&self) -> Option<bool> {
+    /// Returns whether it ticked.
+    pub(crate) fn tick_if_due(&self) -> bool {
         let now = u64::try_from(time::since(self.epoch).as_nanos()).unwrap_or(u64::MAX);
         let interval = u64::try_from(self.heartbeat_interval.as_nanos()).unwrap_or(u64::MAX);
         let last = self.last_tick_ns.load(Ordering::Relaxed);
@@ -767,13 +766,16 @@ impl Registry {
                 .compare_exchange(last, now, Ordering::Relaxed, Ordering::Relaxed)
                 .is_err()
         {
-            return None;
+            return false;
         }
         // A tick still running (claimed an interval ago, on a thread that was
         // descheduled) makes this one lapse: the next is an interval away.
         match self.quiet.try_lock() {
-            Ok(mut quiet) => Some(heartbeat::tick(self, &mut quiet)),
-            Err(_) => None,
+            Ok(mut quiet) => {
+                heartbeat::tick(self, &mut quiet);
+                true
+            }
+            Err(_) => false,
         }
     }
 

@@ -371,15 +371,10 @@ impl WorkerThread {
     #[inline(never)]
     fn on_heartbeat(&self) {
         let shared = self.shared();
-        // Lowered, then `unanswered` read, both sequentially consistent (see
-        // `heartbeat::park_until_answered`).
-        shared.heartbeat.store(false, Ordering::SeqCst);
-        let registry = &*self.registry;
-        if registry.heartbeat_park.unanswered.load(Ordering::SeqCst) {
-            registry.heartbeat_park.notify();
-        }
+        shared.heartbeat.store(false, Ordering::Relaxed);
         bump(&shared.counters.heartbeats, 1);
         self.budget.heartbeat();
+        let registry = &*self.registry;
         let epoch = registry.heartbeat_epoch();
         let mechanisms = self.mechanisms;
         let old_enough = |job: NonNull<JobHeader>| {
@@ -796,16 +791,6 @@ impl WorkerThread {
         if let Some(displaced) = unsafe { self.shared().next_task.replace(job) } {
             self.registry.push_spawned_by(Some(self), displaced, false);
         }
-        // A kept task is what a tick releases: a heartbeat thread parked after a tick
-        // nobody answered must tick again (see `heartbeat::park_until_answered`).
-        if self
-            .registry
-            .heartbeat_park
-            .unanswered
-            .load(Ordering::SeqCst)
-        {
-            self.registry.heartbeat_park.notify();
-        }
     }
 
     /// This worker's next spawned job: the task it kept to run next, else the next job
@@ -907,7 +892,7 @@ impl WorkerThread {
 
     /// Ticks if a tick is due (see `Registry::tick_if_due`), counting it.
     fn tick_if_due(&self) {
-        if self.registry.tick_if_due().is_some() {
+        if self.registry.tick_if_due() {
             bump(&self.shared().counters.ticks, 1);
         }
     }
@@ -974,37 +959,6 @@ mod tests {
             &[Stamp::LONG_AGO; MIN_RECORDED_FORKS]
         );
         assert_ne!(stamps.1[MIN_RECORDED_FORKS], Stamp::LONG_AGO);
-    }
-
-    /// A call that runs code without forks, after a fork woke the heartbeat thread for
-    /// it, costs only a tick or two: the first tick nobody answered parks the heartbeat
-    /// thread (`park-unanswered`) until a member polls again. Without the mechanism it
-    /// ticks all along (some 200 ticks in 20 ms at 100 µs).
-    #[test]
-    fn a_call_without_forks_stops_the_ticks_after_one_nobody_answered() {
-        fn ticks_while_not_forking(on: bool) -> u64 {
-            let pool = ThreadPoolBuilder::new()
-                .num_threads(2)
-                .heartbeat_interval(Duration::from_micros(100))
-                .mechanism(Mechanism::ParkUnanswered, on)
-                .build()
-                .unwrap();
-            pool.install(|| {
-                crate::join(|| (), || ());
-                // SAFETY: `install` runs this on a member of the pool.
-                let registry = Arc::clone(unsafe { &*WorkerThread::current() }.registry());
-                let before = registry.heartbeat_epoch();
-                let start = std::time::Instant::now();
-                while start.elapsed() < Duration::from_millis(20) {
-                    std::hint::spin_loop();
-                }
-                registry.heartbeat_epoch() - before
-            })
-        }
-        let parked = ticks_while_not_forking(true);
-        assert!(parked <= 4, "{parked} ticks while nobody polled");
-        let ticking = ticks_while_not_forking(false);
-        assert!(ticking > 4, "only {ticking} ticks with the mechanism off");
     }
 
     /// The length of the calling worker's list.
