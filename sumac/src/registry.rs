@@ -622,17 +622,23 @@ impl Registry {
     /// Claims the pool-wide right to share a fork of unknown size now (see
     /// [`policy::pool_share_spacing`]).
     pub(crate) fn claim_promotion(&self) -> bool {
-        let now = u64::try_from(time::since(self.epoch).as_nanos()).unwrap_or(u64::MAX);
         let busy = self
             .num_threads()
             .saturating_sub(self.idle.load(Ordering::Relaxed));
         let spacing = policy::pool_share_spacing(self.heartbeat_interval, busy);
-        let spacing = u64::try_from(spacing.as_nanos()).unwrap_or(u64::MAX);
-        let last = self.last_promotion_ns.load(Ordering::Relaxed);
-        now.saturating_sub(last) >= spacing
-            && self
-                .last_promotion_ns
-                .compare_exchange(last, now, Ordering::Relaxed, Ordering::Relaxed)
+        self.claim_period(&self.last_promotion_ns, spacing)
+    }
+
+    /// Claims the right to act now, for the whole pool, if `period` has passed since the
+    /// last claim recorded in `last` (ns since `epoch`): exactly one of the callers that
+    /// find it due wins.
+    fn claim_period(&self, last: &AtomicU64, period: Duration) -> bool {
+        let now = u64::try_from(time::since(self.epoch).as_nanos()).unwrap_or(u64::MAX);
+        let period = u64::try_from(period.as_nanos()).unwrap_or(u64::MAX);
+        let before = last.load(Ordering::Relaxed);
+        now.saturating_sub(before) >= period
+            && last
+                .compare_exchange(before, now, Ordering::Relaxed, Ordering::Relaxed)
                 .is_ok()
     }
 
@@ -640,15 +646,7 @@ impl Registry {
     /// whole pool (so that many spinning workers do not keep invalidating the busy
     /// workers' flag lines).
     pub(crate) fn request_work(&self, me: usize, period: Duration) {
-        let now = u64::try_from(time::since(self.epoch).as_nanos()).unwrap_or(u64::MAX);
-        let last = self.last_request_ns.load(Ordering::Relaxed);
-        let period = u64::try_from(period.as_nanos()).unwrap_or(u64::MAX);
-        if now.saturating_sub(last) >= period
-            && self
-                .last_request_ns
-                .compare_exchange(last, now, Ordering::Relaxed, Ordering::Relaxed)
-                .is_ok()
-        {
+        if self.claim_period(&self.last_request_ns, period) {
             self.raise_heartbeats(me);
         }
     }
@@ -756,15 +754,8 @@ impl Registry {
     /// by the heartbeat thread when a tick is due, and by ticking spinners as they spin.
     /// Returns whether it ticked.
     pub(crate) fn tick_if_due(&self) -> bool {
-        let now = u64::try_from(time::since(self.epoch).as_nanos()).unwrap_or(u64::MAX);
-        let interval = u64::try_from(self.heartbeat_interval.as_nanos()).unwrap_or(u64::MAX);
-        let last = self.last_tick_ns.load(Ordering::Relaxed);
-        if now.saturating_sub(last) < interval
-            || !self.heartbeat_useful()
-            || self
-                .last_tick_ns
-                .compare_exchange(last, now, Ordering::Relaxed, Ordering::Relaxed)
-                .is_err()
+        if !self.heartbeat_useful()
+            || !self.claim_period(&self.last_tick_ns, self.heartbeat_interval)
         {
             return false;
         }
