@@ -67,6 +67,8 @@ impl Drop for WantingForks<'_> {
 /// (`spinners-tick`) while registered: from `start` until `pause` or drop.
 struct Ticking<'r> {
     registry: &'r Registry,
+    /// Whether this member ticks at all (the pool's `spinners-tick`).
+    enabled: bool,
     on: bool,
 }
 
@@ -75,11 +77,10 @@ impl<'r> Ticking<'r> {
     fn start(registry: &'r Registry, ticks: bool) -> Self {
         let mut ticking = Ticking {
             registry,
+            enabled: ticks,
             on: false,
         };
-        if ticks {
-            ticking.resume();
-        }
+        ticking.resume();
         ticking
     }
 
@@ -91,9 +92,9 @@ impl<'r> Ticking<'r> {
         }
     }
 
-    /// Ticks again (after a sleep).
+    /// Ticks again (after a sleep), if this member ticks at all.
     fn resume(&mut self) {
-        if !self.on {
+        if self.enabled && !self.on {
             self.on = true;
             self.registry.start_ticking();
         }
