@@ -611,8 +611,23 @@ impl WorkerThread {
     ///
     /// Running an own fork early is sound wherever this worker is: its join then finds
     /// the fork no longer LOCAL and waits for DONE, which it already is.
+    ///
+    /// A guest waiting in a call takes no shared job (see `SCHEDULER.md`, guests).
     #[inline]
     pub(crate) fn run_pending_job(&self, shared: bool) -> bool {
+        self.run_pending(shared && !self.guest)
+    }
+
+    /// [`run_pending_job`](Self::run_pending_job) for `yield_now`: a guest, too, takes
+    /// jobs shared with the pool if `shared`, in the place it holds, as the worker whose
+    /// place it took would (in a one-thread pool nobody else may run them meanwhile).
+    #[inline]
+    pub(crate) fn yield_pending_job(&self, shared: bool) -> bool {
+        self.run_pending(shared)
+    }
+
+    #[inline]
+    fn run_pending(&self, shared: bool) -> bool {
         // The common case first, in a small frame: no fork of ours waits, and a spawned
         // job of ours does.
         if self.jobs.is_empty() {
@@ -643,7 +658,6 @@ impl WorkerThread {
     /// others.
     #[inline(never)]
     fn run_other_pending_job(&self, shared: bool, forks: bool) -> bool {
-        let shared = shared && !self.guest;
         // Jobs whose offer the heartbeat thread claimed are shared (their joins unlink
         // them): run the newest of the others.
         let mut next = self.jobs.newest();
@@ -679,7 +693,8 @@ impl WorkerThread {
             self.run_shared(job);
             return true;
         }
-        if shared && self.registry.busy_worker_keeps_place() {
+        // A guest holds its own place.
+        if shared && (self.guest || self.registry.busy_worker_keeps_place()) {
             if let Some(job) = queues.take() {
                 self.run_shared(job);
                 return true;

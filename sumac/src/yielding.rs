@@ -31,8 +31,9 @@ pub enum Yield {
 /// Runs one pending job of the current pool on this thread, if there is one: this
 /// worker's newest pending fork or spawned job, else a job addressed to this worker (a
 /// broadcast), else the oldest job shared with the pool. A caller taking part in a call
-/// into the pool runs only its own forks and spawned jobs. Returns `None` when called
-/// from outside any pool.
+/// into the pool (see [`ThreadPoolBuilder::callers_take_part`](crate::ThreadPoolBuilder::callers_take_part)) yields as the worker whose
+/// place it holds would, shared jobs included. Returns `None` when called from outside
+/// any pool.
 ///
 /// ```
 /// use std::sync::atomic::{AtomicBool, Ordering};
@@ -100,7 +101,7 @@ pub fn yield_local() -> Option<Yield> {
 pub(crate) fn yield_on(pool: Option<&Registry>, shared: bool) -> Option<Yield> {
     // A thread made worker 0 by `use_current_thread` yields as that worker.
     crate::registration::with_current_worker(pool, |worker| {
-        if worker.run_pending_job(shared) {
+        if worker.yield_pending_job(shared) {
             Yield::Executed
         } else {
             Yield::Idle

@@ -487,8 +487,9 @@ impl Bikeshed {
                     done.fetch_add(1, Ordering::Release);
                 });
             }
-            // This thread is one of the pool's workers (a consumer): it runs the graph's
-            // runner jobs while the producers work, instead of blocking in the join.
+            // This thread is one of the pool's consumers (a worker, or the caller taking
+            // part in a worker's place): it runs the graph's runner jobs while the
+            // producers work, instead of blocking in the join.
             while done.load(Ordering::Acquire) < self.producers {
                 if sumac::yield_now() != Some(sumac::Yield::Executed) {
                     std::thread::yield_now();

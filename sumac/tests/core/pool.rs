@@ -673,6 +673,32 @@ fn a_caller_in_a_one_thread_pool_is_its_one_thread_while_it_runs() {
     );
 }
 
+/// A caller taking part that yields runs jobs shared with the pool, as the worker whose
+/// place it holds would: in a one-thread pool nobody else runs a job injected from
+/// outside while the caller spins in `yield_now` waiting for it. (Bounded: a caller that
+/// never runs it fails the test after a minute instead of hanging.)
+#[test]
+fn a_caller_yielding_in_a_one_thread_pool_runs_a_job_injected_from_outside() {
+    let pool = stress_pool(1);
+    for _ in 0..20 {
+        let ran = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        pool.install(|| {
+            std::thread::scope(|s| {
+                // From a thread outside the pool: into its injector.
+                s.spawn(|| {
+                    let ran = Arc::clone(&ran);
+                    pool.spawn(move || ran.store(true, Ordering::Release));
+                });
+                let deadline = std::time::Instant::now() + Duration::from_secs(60);
+                while !ran.load(Ordering::Acquire) && std::time::Instant::now() < deadline {
+                    sumac::yield_now();
+                }
+            });
+        });
+        assert!(ran.load(Ordering::Acquire), "the injected job never ran");
+    }
+}
+
 /// A caller taking part holds one of the pool's places: while it runs a long item of its
 /// own, only one of a two-thread pool's workers takes the jobs it spawned, so the pool
 /// runs as many threads as it has (as Rayon's `install`, which occupies a worker).
