@@ -219,8 +219,13 @@ impl Queues {
     /// Member `index` keeps its spawned jobs to itself (`true`) or lends them to the
     /// others (`false`: jobs already there become work for them, and a sleeper is woken
     /// for them).
+    /// Only member `index` itself calls this, so the flag is what it last made it (a
+    /// seat's next holder sees its last holder's write through the seat's claim).
     pub(crate) fn keep_private(&self, index: usize, private: bool) {
         let member = &self.stealers[index];
+        if member.private.load(Ordering::Relaxed) == private {
+            return;
+        }
         member.private.store(private, Ordering::SeqCst);
         if member.has_public_jobs() {
             self.sleep.new_work();

@@ -220,7 +220,9 @@ pub(crate) fn as_guest<R>(
     impl Drop for Forks<'_> {
         fn drop(&mut self) {
             let forks = self.0.forks.load(Ordering::Relaxed);
-            self.0.shared().counters.forks.retire(forks);
+            if forks > 0 {
+                self.0.shared().counters.forks.retire(forks);
+            }
         }
     }
     /// The thread stops acting as the guest, and frees its place.
@@ -233,8 +235,8 @@ pub(crate) fn as_guest<R>(
     }
     let _seat = Seat(registry, index);
     // SAFETY: the caller claimed seat `index` for this thread; `_seat` frees it only
-    // after `guest` is dropped.
-    let guest = unsafe { WorkerThread::new(Arc::clone(registry), index) };
+    // after `guest` is dropped, and `registry` outlives this frame.
+    let guest = unsafe { WorkerThread::new_guest(registry, index) };
     if guest.solo {
         registry.queues.keep_private(index, true);
     }

@@ -171,14 +171,16 @@ impl PoolStats {
 #[derive(Default)]
 pub(crate) struct ForkCounter {
     site: Mutex<ForkCounterSite>,
+    /// Forks counted by members no longer running: added by a caller leaving its call
+    /// (a seat's counter), or under the lock by a worker unpublishing its counter (so
+    /// that [`total`](ForkCounter::total) never sees a count both live and retired).
+    retired: AtomicU64,
 }
 
 #[derive(Default)]
 struct ForkCounterSite {
     /// The running worker's counter, if it is running.
     live: Option<NonNull<AtomicU64>>,
-    /// Forks counted by the worker before it exited.
-    retired: u64,
 }
 
 // SAFETY: `live` is only dereferenced while the lock is held, and the worker removes it
@@ -203,10 +205,12 @@ impl ForkCounter {
     }
 
     /// Adds `forks` counted by a member that never published its counter (a caller
-    /// taking part in one call).
+    /// taking part in one call). Only the seat's holder calls it, one at a time (the
+    /// seat's claim orders them), and no worker's counter lives here: a plain add.
     pub(crate) fn retire(&self, forks: u64) {
-        let mut site = self.lock();
-        site.retired = site.retired.wrapping_add(forks);
+        let retired = self.retired.load(Ordering::Relaxed);
+        self.retired
+            .store(retired.wrapping_add(forks), Ordering::Relaxed);
     }
 
     /// Forks counted so far (by the running worker and before it exited).
@@ -217,7 +221,7 @@ impl ForkCounter {
         let live = site
             .live
             .map_or(0, |c| unsafe { c.as_ref() }.load(Ordering::Relaxed));
-        site.retired.wrapping_add(live)
+        self.retired.load(Ordering::Relaxed).wrapping_add(live)
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, ForkCounterSite> {
@@ -234,9 +238,9 @@ pub(crate) struct ForkCounterAttachment<'a> {
 impl Drop for ForkCounterAttachment<'_> {
     fn drop(&mut self) {
         let mut site = self.home.lock();
-        site.retired = site
+        self.home
             .retired
-            .wrapping_add(self.counter.load(Ordering::Relaxed));
+            .fetch_add(self.counter.load(Ordering::Relaxed), Ordering::Relaxed);
         site.live = None;
     }
 }

@@ -138,7 +138,9 @@ pub(crate) struct WorkerThread {
     pub(crate) forks: CachePadded<AtomicU64>,
     pub(crate) shared: NonNull<WorkerShared>,
     pub(crate) index: usize,
-    pub(crate) registry: Arc<Registry>,
+    /// A worker's own reference; a guest's borrows the caller's without counting it
+    /// (see [`new_guest`](WorkerThread::new_guest)), so it is never dropped.
+    pub(crate) registry: ManuallyDrop<Arc<Registry>>,
     /// When this member last shared forks of unknown size (`None`: never).
     pub(crate) last_promotion: Cell<Option<Instant>>,
     /// Decrements this member owes to the count of the scope whose jobs it runs (see
@@ -186,6 +188,35 @@ impl WorkerThread {
     /// The calling thread is the one that becomes member `index`, and no other thread is
     /// that member until this state is dropped (it owns the member's spawn deques).
     pub(crate) unsafe fn new(registry: Arc<Registry>, index: usize) -> WorkerThread {
+        debug_assert!(
+            !registry.seats.is_seat(index),
+            "a guest is made by new_guest"
+        );
+        // SAFETY: the caller's contract.
+        unsafe { Self::with_registry(ManuallyDrop::new(registry), index) }
+    }
+
+    /// The state of guest seat `index` of `registry` (see `registration::as_guest`). Its
+    /// `registry` is the caller's reference, not counted again: entering and leaving a
+    /// call then costs two atomic read-modify-writes fewer.
+    ///
+    /// # Safety
+    /// As for [`new`](Self::new), and the state is dropped before `registry` is (the
+    /// guest lives in the frame of the call that borrows it).
+    pub(crate) unsafe fn new_guest(registry: &Arc<Registry>, index: usize) -> WorkerThread {
+        debug_assert!(registry.seats.is_seat(index));
+        // SAFETY: a pointer from `Arc::as_ptr` of a live `Arc`; the extra handle is never
+        // dropped (a guest's `registry` is left alone in `drop`), so the count stays
+        // that of the handles really held, and the caller keeps `registry` alive for
+        // as long as the handle is used (our contract).
+        let borrowed = unsafe { Arc::from_raw(Arc::as_ptr(registry)) };
+        // SAFETY: the caller's contract.
+        unsafe { Self::with_registry(ManuallyDrop::new(borrowed), index) }
+    }
+
+    /// # Safety
+    /// As for [`new`](Self::new).
+    unsafe fn with_registry(registry: ManuallyDrop<Arc<Registry>>, index: usize) -> WorkerThread {
         let promotion_gap = policy::worker_share_gap(registry.heartbeat_interval);
         let guest = registry.seats.is_seat(index);
         // A caller taking part in a one-thread pool is that pool's one thread while it
@@ -938,12 +969,18 @@ impl Drop for WorkerThread {
         // SAFETY: `spawned` is not used again: the worker is being dropped.
         let deques = unsafe { ManuallyDrop::take(&mut self.spawned) };
         if self.guest {
+            let jobs_left = !deques.is_empty();
             // SAFETY: this thread holds seat `self.index` until this drop returns.
             unsafe { self.registry.queues.return_deques(self.index, deques) };
-            if self.solo {
-                // Jobs the caller leaves behind are the worker's now.
+            if self.solo && jobs_left {
+                // Jobs the caller leaves behind are the worker's now. (Without any, the
+                // seat may stay private: nobody pushes to it before its next caller,
+                // which keeps its jobs private too.)
                 self.registry.queues.keep_private(self.index, false);
             }
+        } else {
+            // SAFETY: a worker's own reference, not used again.
+            unsafe { ManuallyDrop::drop(&mut self.registry) };
         }
     }
 }
