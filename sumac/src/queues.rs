@@ -218,9 +218,9 @@ impl Queues {
 
     /// Member `index` keeps its spawned jobs to itself (`true`) or lends them to the
     /// others (`false`: jobs already there become work for them, and a sleeper is woken
-    /// for them).
-    /// Only member `index` itself calls this, so the flag is what it last made it (a
-    /// seat's next holder sees its last holder's write through the seat's claim).
+    /// for them). Only member `index` itself calls this, so the flag is what it last
+    /// made it (a seat's next holder sees its last holder's write through the seat's
+    /// claim): a call that changes nothing writes nothing.
     pub(crate) fn keep_private(&self, index: usize, private: bool) {
         let member = &self.stealers[index];
         if member.private.load(Ordering::Relaxed) == private {

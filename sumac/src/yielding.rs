@@ -31,9 +31,9 @@ pub enum Yield {
 /// Runs one pending job of the current pool on this thread, if there is one: this
 /// worker's newest pending fork or spawned job, else a job addressed to this worker (a
 /// broadcast), else the oldest job shared with the pool. A caller taking part in a call
-/// into the pool (see [`ThreadPoolBuilder::callers_take_part`](crate::ThreadPoolBuilder::callers_take_part)) yields as the worker whose
-/// place it holds would, shared jobs included. Returns `None` when called from outside
-/// any pool.
+/// into the pool ([`callers_take_part`](crate::ThreadPoolBuilder::callers_take_part))
+/// yields as the worker whose place it holds would, shared jobs included. Returns `None`
+/// when called from outside any pool.
 ///
 /// ```
 /// use std::sync::atomic::{AtomicBool, Ordering};
