@@ -193,7 +193,7 @@ impl WorkerThread {
             "a guest is made by new_guest"
         );
         // SAFETY: the caller's contract.
-        unsafe { Self::with_registry(ManuallyDrop::new(registry), index) }
+        unsafe { Self::with_registry(ManuallyDrop::new(registry), index, false) }
     }
 
     /// The state of guest seat `index` of `registry` (see `registration::as_guest`). Its
@@ -211,14 +211,20 @@ impl WorkerThread {
         // as long as the handle is used (our contract).
         let borrowed = unsafe { Arc::from_raw(Arc::as_ptr(registry)) };
         // SAFETY: the caller's contract.
-        unsafe { Self::with_registry(ManuallyDrop::new(borrowed), index) }
+        unsafe { Self::with_registry(ManuallyDrop::new(borrowed), index, true) }
     }
 
+    /// `guest`: made by [`new_guest`](Self::new_guest), whose `registry` handle `drop`
+    /// must leave alone (so ownership follows the constructor, not the index).
+    ///
     /// # Safety
     /// As for [`new`](Self::new).
-    unsafe fn with_registry(registry: ManuallyDrop<Arc<Registry>>, index: usize) -> WorkerThread {
+    unsafe fn with_registry(
+        registry: ManuallyDrop<Arc<Registry>>,
+        index: usize,
+        guest: bool,
+    ) -> WorkerThread {
         let promotion_gap = policy::worker_share_gap(registry.heartbeat_interval);
-        let guest = registry.seats.is_seat(index);
         // A caller taking part in a one-thread pool is that pool's one thread while it
         // runs: it records nothing, and keeps its spawned jobs to itself until it blocks
         // or leaves (see `wait_blocked`, `registration::as_guest`).
