@@ -174,9 +174,9 @@ pub enum Mechanism {
     /// A thread outside the pool runs its call (`install`, `join`, `scope`, a loop) on
     /// its own stack as a member of the pool, instead of handing it to a worker.
     Guests,
-    /// A guest running its call holds one of the pool's `num_threads` places: a worker
-    /// takes a shared job only while a place is free, so that a pool called from outside
-    /// runs as many threads as it has, not one more.
+    /// A guest whose call's work spread (or that waits) holds one of the pool's
+    /// `num_threads` places: a worker takes a shared job only while a place is free, so
+    /// that a pool called from outside runs as many threads as it has, not one more.
     GuestPlace,
     /// A guest waiting in a join for work others took from it runs shared forks
     /// meanwhile, and counts as waiting for work when workers decide to share.

@@ -225,12 +225,12 @@ pub(crate) fn as_guest<R>(
             }
         }
     }
-    /// The thread stops acting as the guest, and frees its place.
-    struct Acting<'a>(&'a Registry, usize);
+    /// The thread stops acting as the guest, and frees its place if it holds one.
+    struct Acting<'a>(&'a WorkerThread);
     impl Drop for Acting<'_> {
         fn drop(&mut self) {
             WORKER_THREAD.with(|current| current.set(ptr::null()));
-            self.0.guest_frees_place(self.1);
+            self.0.free_place();
         }
     }
     let _seat = Seat(registry, index);
@@ -241,9 +241,12 @@ pub(crate) fn as_guest<R>(
         registry.queues.keep_private(index, true);
     }
     let _forks = Forks(&guest);
-    registry.guest_takes_place();
+    if guest.solo {
+        // The one thread of a one-thread pool: it holds the only place from the start.
+        guest.take_place();
+    }
     WORKER_THREAD.with(|current| current.set(&guest));
-    let _acting = Acting(registry, index);
+    let _acting = Acting(&guest);
     op(&guest)
 }
 

@@ -45,9 +45,9 @@ pub(crate) struct Registry {
     pub(crate) seats: GuestSeats,
     /// Workers in the idle phase (spinning or asleep).
     pub(crate) idle: CachePadded<AtomicUsize>,
-    /// Guests running their call (not waiting in it): each holds one of the pool's
-    /// places (`GuestPlace`; see [`Registry::leave_idle_for_shared_work`]).
-    guests_running: CachePadded<AtomicUsize>,
+    /// The pool's places the guests hold (`GuestPlace`; see
+    /// [`Registry::leave_idle_for_shared_work`]).
+    guest_places: CachePadded<AtomicUsize>,
     /// Guests spinning in a join for work others took from them, ready to run a shared
     /// fork meanwhile (`GuestTakesForks`): each counts as waiting for work.
     guests_wanting_forks: CachePadded<AtomicUsize>,
@@ -133,7 +133,7 @@ impl Registry {
             num_workers: num_threads,
             seats: GuestSeats::new(num_threads, seats),
             idle: CachePadded::new(AtomicUsize::new(0)),
-            guests_running: CachePadded::new(AtomicUsize::new(0)),
+            guest_places: CachePadded::new(AtomicUsize::new(0)),
             guests_wanting_forks: CachePadded::new(AtomicUsize::new(0)),
             last_request_ns: CachePadded::new(AtomicU64::new(0)),
             last_promotion_ns: CachePadded::new(AtomicU64::new(0)),
@@ -341,6 +341,10 @@ impl Registry {
                 let private = worker.solo && worker.guest;
                 self.queues
                     .push_spawned(&worker.spawned, job, fifo, private);
+                if !private {
+                    // A guest gives work away: it runs as one of the pool's busy members.
+                    worker.take_place();
+                }
             }
             _ => self.queues.inject(job),
         }
@@ -529,26 +533,23 @@ impl Registry {
         .saturating_sub(self.queues.queued())
     }
 
-    // Places. A pool of `num_threads` has that many places: a worker running work (not
-    // idle) holds one, and so does a guest running its call, not waiting in it. A worker
-    // takes a shared job only with a place, so a pool called from outside keeps as many
-    // threads busy as it has, the caller being one of them (as in Rayon, where `install`
-    // occupies a worker). A place is free while the idle workers outnumber the running
-    // guests. Exceptions, where one member more runs for a while: a guest that starts a
-    // call or resumes after a wait, and a worker whose own wait ended, do not wait for a
-    // place; a worker's own jobs and those addressed to it need none.
+    // Places (see `SCHEDULER.md`, guests): a pool of `num_threads` has that many; a
+    // worker running work (not idle) holds one, and so does a guest from when its call
+    // first gives work away or waits until it sleeps in a wait or leaves. A worker
+    // takes a shared job only with a place; one is free while the idle workers
+    // outnumber the places the guests hold.
 
-    /// Whether a thread outside the pool that calls into it takes part holding a place
-    /// (unless every seat is taken).
+    /// Whether a thread outside the pool that calls into it takes part, holding a place
+    /// once its call's work spreads (unless every seat is taken).
     pub(crate) fn callers_hold_places(&self) -> bool {
         self.mechanisms.has(Mechanism::GuestPlace) && self.seats.exist()
     }
 
-    /// How many places the running guests hold (none without `GuestPlace`).
+    /// How many places the guests hold (none without `GuestPlace`).
     #[inline]
     fn places_held_by_guests(&self) -> usize {
         if self.mechanisms.has(Mechanism::GuestPlace) {
-            self.guests_running.load(Ordering::SeqCst)
+            self.guest_places.load(Ordering::SeqCst)
         } else {
             0
         }
@@ -562,7 +563,7 @@ impl Registry {
     }
 
     /// Whether a busy worker (one holding a place) may take another shared job: the
-    /// running guests have not pushed the members running work past `num_threads`.
+    /// guests holding places have not pushed the members running work past `num_threads`.
     #[inline]
     pub(crate) fn busy_worker_keeps_place(&self) -> bool {
         let guests = self.places_held_by_guests();
@@ -598,20 +599,20 @@ impl Registry {
         }
     }
 
-    /// A guest starts running its call, or resumes after a wait: it holds a place.
+    /// A guest takes a place (see `WorkerThread::take_place`).
     #[inline]
     pub(crate) fn guest_takes_place(&self) {
         if self.mechanisms.has(Mechanism::GuestPlace) {
-            self.guests_running.fetch_add(1, Ordering::SeqCst);
+            self.guest_places.fetch_add(1, Ordering::SeqCst);
         }
     }
 
-    /// Guest `index` waits or leaves its call: its place is free, and a worker kept out
-    /// of the shared jobs that wait is woken for them.
+    /// Guest `index`, holding a place, sleeps in a wait or leaves its call: its place is
+    /// free, and a worker kept out of the shared jobs that wait is woken for them.
     #[inline]
     pub(crate) fn guest_frees_place(&self, index: usize) {
         if self.mechanisms.has(Mechanism::GuestPlace) {
-            self.guests_running.fetch_sub(1, Ordering::SeqCst);
+            self.guest_places.fetch_sub(1, Ordering::SeqCst);
             self.unpark_heartbeat();
             self.queues
                 .sleep

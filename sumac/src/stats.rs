@@ -326,7 +326,7 @@ pub struct RampUp {
     /// rescued, spawned jobs).
     pub pieces: u64,
     /// Whether the calling thread, outside the pool, took part in the call on its own
-    /// stack, holding one of the pool's places (see
+    /// stack, holding one of the pool's places once the call's work spread (see
     /// [`ThreadPoolBuilder::callers_take_part`](crate::ThreadPoolBuilder::callers_take_part)):
     /// then every place is busy once all workers but one are.
     pub caller_held_a_place: bool,

@@ -119,6 +119,9 @@ pub(crate) struct WorkerThread {
     /// (its forks and spawned jobs), never shared jobs, and waits without counting as
     /// an idle worker.
     pub(crate) guest: bool,
+    /// A guest holds one of the pool's places (see `SCHEDULER.md`, guests): from when it
+    /// first gives work away or waits until it sleeps in a wait or leaves.
+    holds_place: Cell<bool>,
     /// Which forks `join` records and how it stamps them: always 0 forks in a
     /// one-thread pool, so that the fork path tests one number for every reason to call
     /// the closures directly.
@@ -240,6 +243,7 @@ impl WorkerThread {
         WorkerThread {
             solo,
             guest,
+            holds_place: Cell::new(false),
             budget: ForkBudget::new(fork_limit, mechanisms),
             mechanisms,
             jobs: JobList::new(),
@@ -395,6 +399,26 @@ impl WorkerThread {
         self.budget.joined(self.jobs.is_empty());
     }
 
+    /// A guest takes one of the pool's places, unless it holds one (a worker holds its
+    /// place by its idle count: nothing to do). A guest takes it only once it gives work
+    /// away or waits, so a call that ends before that costs no read-modify-write on the
+    /// pool's counts (see `SCHEDULER.md`, guests).
+    #[inline]
+    pub(crate) fn take_place(&self) {
+        if self.guest && !self.holds_place.replace(true) {
+            self.registry.guest_takes_place();
+        }
+    }
+
+    /// A guest frees the place it holds, if it holds one (waking a worker kept out of
+    /// shared jobs that wait).
+    #[inline]
+    pub(crate) fn free_place(&self) {
+        if self.holds_place.replace(false) {
+            self.registry.guest_frees_place(self.index);
+        }
+    }
+
     /// The fork path's heartbeat check: one relaxed load and a cold branch.
     #[inline(always)]
     pub(crate) fn poll_heartbeat(&self) {
@@ -464,6 +488,10 @@ impl WorkerThread {
             return Some(JobRef(job));
         });
         registry.queues.push(oldest_jobs.take(wanted));
+        if promoted > 0 {
+            // A guest gives work away: it now runs as one of the pool's busy members.
+            self.take_place();
+        }
         bump(&shared.counters.promotions, promoted);
         #[cfg(feature = "trace")]
         shared
@@ -515,6 +543,8 @@ impl WorkerThread {
         runs_jobs: bool,
     ) -> bool {
         self.settle_scope_debt();
+        // A waiting guest holds a place (freed while it sleeps), as a busy worker does.
+        self.take_place();
         // The guest waits for someone: the heartbeat must run for them to share.
         self.registry.guest_needs_heartbeat();
         let ticks = self.ticks();
@@ -577,13 +607,13 @@ impl WorkerThread {
             }
             // Asleep, the guest runs nothing: a worker may have its place meanwhile. (A
             // spinning guest keeps it: a wait that short is not worth a worker's wake-up.)
-            self.registry.guest_frees_place(self.index);
+            self.free_place();
             self.registry.queues.sleep.sleep_private(
                 self.index,
                 || !done() && !has_work(),
                 deadline,
             );
-            self.registry.guest_takes_place();
+            self.take_place();
         }
     }
 

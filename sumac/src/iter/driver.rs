@@ -478,12 +478,14 @@ impl LoopPoll {
         }
     }
 
-    /// A loop on a guest has lasted: the heartbeat thread must run for its pieces to be
-    /// shared (see `Registry::guest_needs_heartbeat`).
+    /// A loop on a guest has lasted: the guest takes its place, as a busy member, and
+    /// the heartbeat thread must run for the loop's pieces to be shared (see
+    /// `Registry::guest_needs_heartbeat`).
     #[cold]
     fn guest_lasts(&self) {
         // SAFETY: a non-null thread-local pointer refers to this thread's live worker.
         if let Some(worker) = unsafe { WorkerThread::current().as_ref() } {
+            worker.take_place();
             worker.registry().guest_needs_heartbeat();
         }
     }

@@ -731,6 +731,53 @@ fn a_caller_taking_part_holds_one_of_the_pools_places() {
     }
 }
 
+/// A caller whose call gives no work away (no shared fork, no spawned job, no loop that
+/// lasted) holds no place: beside it, every worker of the pool runs jobs from elsewhere,
+/// as they would beside any other thread of the program. (Holding a place from the
+/// start, it would leave a two-thread pool one worker for them.)
+#[test]
+fn a_caller_whose_call_gives_nothing_away_holds_no_place() {
+    use std::sync::atomic::AtomicBool;
+    use std::time::Instant;
+    let pool = ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let (running, met) = (
+        Arc::new(AtomicUsize::new(0)),
+        Arc::new(AtomicBool::new(false)),
+    );
+    let finished = Arc::new(AtomicUsize::new(0));
+    pool.install(|| {
+        std::thread::scope(|s| {
+            // Jobs injected from another thread outside the pool, each running until it
+            // saw the other run at the same time.
+            s.spawn(|| {
+                for _ in 0..2 {
+                    let (running, met, finished) = (running.clone(), met.clone(), finished.clone());
+                    pool.spawn(move || {
+                        running.fetch_add(1, Ordering::SeqCst);
+                        while Instant::now() < deadline {
+                            if running.load(Ordering::SeqCst) == 2 {
+                                met.store(true, Ordering::SeqCst);
+                                break;
+                            }
+                            std::hint::spin_loop();
+                        }
+                        finished.fetch_add(1, Ordering::SeqCst);
+                    });
+                }
+            });
+            // The caller's own work: no forks, no spawns.
+            while finished.load(Ordering::SeqCst) < 2 && Instant::now() < deadline {
+                std::hint::spin_loop();
+            }
+        });
+    });
+    assert!(
+        met.load(Ordering::SeqCst),
+        "the two jobs never ran at once beside a caller that gave nothing away"
+    );
+}
+
 /// A caller taking part that waits in a join for the half a worker took from it runs
 /// pieces of that half meanwhile (`guest-takes-forks`): its wait counts as a request for
 /// work, so the worker shares forks of the half and the caller takes them, instead of
