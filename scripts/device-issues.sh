@@ -8,7 +8,9 @@
 #      102,400 inside `install`, and increment 1,000 / 102,400 from main (seq, sumac,
 #      rayon; sumac's rows carry the ramp-up line);
 #   2. issue 24's Bikeshed experiment with 4 + 4 and 8 + 8 producers and consumers;
-#   3. `device-suite.sh quick` (every mechanism off beside the default) in what is left.
+#   3. issue 27's reference sizes: k-nucleotide N = 25,000,000 and BFS at scale 22
+#      (8 keys: 64 outrun a device command);
+#   4. `device-suite.sh quick` (every mechanism off beside the default) in what is left.
 #
 # Usage, here: cargo build --release -p sumac-bench --bin sumac-bench
 #              mkdir -p .bench-bin && cp target/release/sumac-bench .bench-bin/
@@ -59,6 +61,11 @@ for pc in 4 8; do
         --consumers "$pc" --variant both --impls sumac,rayon,channel-pool --samples 3 \
         --warmup-ms 100
 done
+
+step knucleotide-25M 90 knucleotide --n "$(pick 25000000 10000)" --threads "$cores" \
+    --impls seq,sumac,rayon --samples 3 --warmup-ms 100
+step bfs-scale22-keys8 120 bfs --scale "$(pick 22 12)" --keys 8 --threads "$cores" \
+    --impls seq,sumac,rayon --samples 3 --warmup-ms 100
 
 # Whatever time the caller left: the mechanisms off beside the default.
 if [[ -n ${QUICK_SECONDS:-} ]]; then
