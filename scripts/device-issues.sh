@@ -8,8 +8,9 @@
 #      102,400 inside `install`, and increment 1,000 / 102,400 from main (seq, sumac,
 #      rayon; sumac's rows carry the ramp-up line);
 #   2. issue 24's Bikeshed experiment with 4 + 4 and 8 + 8 producers and consumers;
-#   3. issue 27's reference sizes: k-nucleotide N = 25,000,000 and BFS at scale 22
-#      (8 keys: 64 outrun a device command);
+#   3. issue 27's reference sizes: k-nucleotide N = 25,000,000 (about 80 s on 16 cores:
+#      `seq` runs beside every sample) and BFS at scale 22 (8 keys: 64 outrun a device
+#      command), then issue 24's Taskflow shapes at all cores;
 #   4. `device-suite.sh quick` (every mechanism off beside the default) in what is left.
 #
 # Usage, here: cargo build --release -p sumac-bench --bin sumac-bench
@@ -62,10 +63,17 @@ for pc in 4 8; do
         --warmup-ms 100
 done
 
-step knucleotide-25M 90 knucleotide --n "$(pick 25000000 10000)" --threads "$cores" \
+step knucleotide-25M 220 knucleotide --n "$(pick 25000000 10000)" --threads "$cores" \
     --impls seq,sumac,rayon --samples 3 --warmup-ms 100
 step bfs-scale22-keys8 120 bfs --scale "$(pick 22 12)" --keys 8 --threads "$cores" \
     --impls seq,sumac,rayon --samples 3 --warmup-ms 100
+for shape in "linear-chain 1048576 1000" "binary-tree 20 8" "wavefront 1024 16" \
+    "graph-traversal 1024 16"; do
+    # shellcheck disable=SC2086 # the fields are meant to split
+    set -- $shape
+    step "graph-$1" 45 graph "$1" --size "$(pick "$2" "$3")" --threads "$cores" \
+        --samples 3 --warmup-ms 50
+done
 
 # Whatever time the caller left: the mechanisms off beside the default.
 if [[ -n ${QUICK_SECONDS:-} ]]; then
