@@ -6,7 +6,9 @@
 //! Miri, a tick is a nanosecond of [`Instant`]. The loop driver's thresholds are durations
 //! ([`crate::policy`]); [`loop_ticks`] converts them once per process, after measuring
 //! the counter's rate against the OS clock, so that they mean the same time on every
-//! machine.
+//! machine, and the counter's own cost: the usual ticks between two back-to-back reads,
+//! which every timed block also counts (on a VM one read can outlast many cheap loop
+//! items together; see [`LoopTicks::rate`]).
 
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
@@ -45,7 +47,23 @@ pub(crate) fn ticks_per_us_1024() -> u64 {
 #[inline]
 pub(crate) fn loop_ticks() -> &'static LoopTicks {
     static TICKS: OnceLock<LoopTicks> = OnceLock::new();
-    TICKS.get_or_init(|| LoopTicks::new(ticks_per_us_1024()))
+    TICKS.get_or_init(|| LoopTicks::new(ticks_per_us_1024()).with_read_cost(read_cost()))
+}
+
+/// How many pairs of back-to-back reads [`read_cost`] times.
+const READ_COST_PAIRS: usize = 63;
+
+/// The median of the ticks between two back-to-back reads of the counter over
+/// [`READ_COST_PAIRS`] tries: what an empty block would measure. The median, so that
+/// neither a preemption between two reads nor the rare pair that a virtual machine's
+/// counter reports a tick apart sets it.
+fn read_cost() -> u64 {
+    let mut gaps: [u64; READ_COST_PAIRS] = std::array::from_fn(|_| {
+        let start = ticks();
+        ticks().wrapping_sub(start)
+    });
+    gaps.sort_unstable();
+    gaps[READ_COST_PAIRS / 2]
 }
 
 /// Converts a number of ticks to a duration.
@@ -110,5 +128,15 @@ mod tests {
         let ticks = loop_ticks();
         assert!(ticks.block_target < ticks.big_work);
         assert!(ticks.big_work < ticks.block_limit);
+    }
+
+    /// The counter's own cost is measured below a microsecond (a read takes
+    /// nanoseconds), and a block that took only that does not rate its items.
+    #[test]
+    fn a_block_that_took_only_the_clocks_own_time_does_not_rate_its_items() {
+        let ticks = loop_ticks();
+        assert!(to_duration(ticks.read_cost) < Duration::from_micros(1));
+        assert!(ticks.rate(ticks.read_cost, 1).is_none() || ticks.read_cost == 0);
+        assert!(ticks.rate(ticks.block_target, 1).is_some());
     }
 }

@@ -19,8 +19,10 @@
 //! 4. **Rescue.** A worker that neither forked nor polled for a tick has its recorded
 //!    forks claimed by the heartbeat thread, one per waiting worker (`rescue`).
 //! 5. **Loops** time their blocks and split the rest in halves at a request; a half
-//!    worth [`BIG_WORK_NS`] or more is known big (`first-item-split`, `eager-split`,
-//!    `long-item-halving` are the loop's three ways to split before a heartbeat).
+//!    worth [`BIG_WORK_NS`] or more is known big, or, for items cheaper than a clock
+//!    read, [`CHEAP_ITEMS_BIG_NS`] of their time net of the clock's
+//!    ([`LoopTicks::is_big`]); `first-item-split`, `eager-split` and
+//!    `long-item-halving` are the loop's three ways to split before a heartbeat.
 //!
 //! Every mechanism can be switched off per pool ([`Mechanisms`]), to measure what it does.
 
@@ -88,6 +90,15 @@ pub(crate) const BLOCK_LIMIT_NS: u64 = 20_000;
 /// which a single loop item counts as long: a thief's start and the owner's wait for it
 /// cost a few microseconds together.
 pub(crate) const BIG_WORK_NS: u64 = 10_000;
+
+/// For a loop of items cheaper than a clock read (their time known net of the clock's),
+/// the work above which half of what is left is shared at once: such a loop splits into
+/// halves of equal work, and a spinning thief starts on one within a microsecond or two.
+pub(crate) const CHEAP_ITEMS_BIG_NS: u64 = 2_500;
+
+/// How many clock reads' time a loop block must last, net of the clock's own cost,
+/// before it rates its items: the reads' jitter is then a small part of it.
+pub(crate) const TIMED_BLOCK_READS: u64 = 4;
 
 /// The fastest growth from one block to the next.
 pub(crate) const MAX_BLOCK_GROWTH: u64 = 64;
@@ -527,6 +538,18 @@ pub(crate) struct LoopTicks {
     pub(crate) block_target: u64,
     pub(crate) block_limit: u64,
     pub(crate) big_work: u64,
+    pub(crate) cheap_items_big: u64,
+    /// What two back-to-back reads of the clock measure: counted in every timed block.
+    pub(crate) read_cost: u64,
+}
+
+/// What one block told of its items' cost, in clock ticks per item (in 1/1024ths).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct ItemRate {
+    /// With the block's clock read.
+    gross_1024: u64,
+    /// Without it.
+    net_1024: u64,
 }
 
 impl LoopTicks {
@@ -537,7 +560,32 @@ impl LoopTicks {
             block_target: ticks(BLOCK_TARGET_NS),
             block_limit: ticks(BLOCK_LIMIT_NS),
             big_work: ticks(BIG_WORK_NS),
+            cheap_items_big: ticks(CHEAP_ITEMS_BIG_NS),
+            read_cost: 0,
         }
+    }
+
+    /// The same thresholds, for a clock whose back-to-back reads are `read_cost` ticks
+    /// apart.
+    pub(crate) fn with_read_cost(self, read_cost: u64) -> LoopTicks {
+        LoopTicks { read_cost, ..self }
+    }
+
+    /// The rate of a block of `n` items that took `ticks`, or `None` if the block was
+    /// too short to tell: under [`TIMED_BLOCK_READS`] clock reads once the clock's own
+    /// cost is taken off (the first block of cheap items, one item, times mostly the
+    /// clock).
+    #[inline]
+    pub(crate) fn rate(&self, ticks: u64, n: usize) -> Option<ItemRate> {
+        let net = ticks.saturating_sub(self.read_cost);
+        if net < self.read_cost.saturating_mul(TIMED_BLOCK_READS) {
+            return None;
+        }
+        let n = (n as u64).max(1);
+        Some(ItemRate {
+            gross_1024: ticks.saturating_mul(1024) / n,
+            net_1024: net.saturating_mul(1024) / n,
+        })
     }
 
     /// The next block size after a block of `block` items took `ticks` ticks: grow by
@@ -560,11 +608,17 @@ impl LoopTicks {
         }
     }
 
-    /// Whether `items` items at `ticks_per_item_1024` ticks each (in 1/1024ths) are worth
-    /// sharing at once.
+    /// Whether `items` items at `rate` are worth sharing at once: items cheaper than a
+    /// clock read from [`CHEAP_ITEMS_BIG_NS`] of their net time, costlier ones from
+    /// [`BIG_WORK_NS`] of their time with the clock's.
     #[inline]
-    pub(crate) fn is_big(&self, items: usize, ticks_per_item_1024: u64) -> bool {
-        (items as u64).saturating_mul(ticks_per_item_1024) / 1024 >= self.big_work
+    pub(crate) fn is_big(&self, items: usize, rate: ItemRate) -> bool {
+        let items = items as u64;
+        if rate.net_1024 < self.read_cost.saturating_mul(1024) {
+            items.saturating_mul(rate.net_1024) / 1024 >= self.cheap_items_big
+        } else {
+            items.saturating_mul(rate.gross_1024) / 1024 >= self.big_work
+        }
     }
 
     /// Whether a single item that took `ticks` ticks is long (`eager-split`).
@@ -687,7 +741,41 @@ mod tests {
         assert_eq!(ticks.next_block(100, BLOCK_TARGET_NS), 100);
         assert_eq!(ticks.next_block(100, BLOCK_LIMIT_NS + 1), 50);
         assert_eq!(ticks.next_block(MAX_BLOCK, 1), MAX_BLOCK);
-        assert!(ticks.is_big(1000, 1024 * BIG_WORK_NS / 1000));
-        assert!(!ticks.is_big(999, 1024 * BIG_WORK_NS / 1000));
+    }
+
+    #[test]
+    fn a_block_rates_its_items_only_once_it_outlasts_the_clocks_jitter() {
+        // A clock of 1 tick per ns whose reads are 20 ns apart.
+        let ticks = LoopTicks::new(1024 * 1000).with_read_cost(20);
+        // One cheap item timed at 30 ns: 10 ns net, not enough to tell.
+        assert_eq!(ticks.rate(30, 1), None);
+        assert_eq!(ticks.rate(20 + 4 * 20 - 1, 1), None);
+        assert_eq!(
+            ticks.rate(20 + 4 * 20, 4),
+            Some(ItemRate {
+                gross_1024: 100 * 1024 / 4,
+                net_1024: 80 * 1024 / 4
+            })
+        );
+        // A clock of no measurable cost rates every block.
+        assert!(LoopTicks::new(1024 * 1000).rate(0, 1).is_some());
+    }
+
+    #[test]
+    fn cheap_items_count_their_net_time_and_costly_ones_their_time_with_the_clock() {
+        let ticks = LoopTicks::new(1024 * 1000).with_read_cost(20);
+        // 1,024 items in 120 ns: 0.1 ns each net, cheaper than a clock read. Half of a
+        // 2,000-item loop is far from the bar, half of a 100,000-item loop past it.
+        let cheap = ticks.rate(120, 1024).unwrap();
+        assert!(!ticks.is_big(1_000, cheap));
+        assert!(ticks.is_big(50_000, cheap));
+        let bar = CHEAP_ITEMS_BIG_NS * 1024 / cheap.net_1024;
+        assert!(ticks.is_big(bar as usize + 1, cheap));
+        assert!(!ticks.is_big(bar as usize - 1, cheap));
+        // One item of 130 ns (150 with the clock): costly, rated with the clock's time.
+        let costly = ticks.rate(150, 1).unwrap();
+        let items = BIG_WORK_NS / 150;
+        assert!(!ticks.is_big(items as usize, costly));
+        assert!(ticks.is_big(items as usize + 1, costly));
     }
 }

@@ -297,19 +297,19 @@ where
     let mut last = clock::ticks();
     // A guest's piece asks for the heartbeat once, when it has lasted.
     let mut guest_start = poll.guest.then_some(last);
-    // Clock ticks per item of the last block, in 1/1024ths (0 until a block was timed).
-    let mut ticks_per_item_1024 = 0u64;
-    let mut timed_a_block = false;
+    // The items' cost as the last block long enough to tell timed it.
+    let mut rate = None;
     loop {
-        // A heartbeat that arrives before the first block was timed waits for that
-        // block: split now and the upper half's size would be unknown, so the scheduler
+        // A heartbeat that arrives before a block rated the items (`LoopTicks::rate`: the
+        // first, if it outlasted the clock's jitter) waits for one that does: split now
+        // and the upper half's size would be unknown, so the scheduler
         // could share it only after a whole interval (LU's pivot steps, each shorter
         // than an interval, were then never shared on time). A split leaves the items
         // folded so far as one piece and halves the rest, so under `with_min_len` all
         // three must hold at least `min` items.
-        let heartbeat = timed_a_block && poll.pending();
+        let heartbeat = rate.is_some() && poll.pending();
         if (heartbeat || poll.force_split()) && len / 2 >= min && folded.may_detach(min) {
-            let big = thresholds.is_big(len / 2, ticks_per_item_1024);
+            let big = rate.is_some_and(|rate| thresholds.is_big(len / 2, rate));
             return split_rest(folded, producer, len, block, big, 0);
         }
         let n = block_items(&poll, block, len, min);
@@ -332,8 +332,7 @@ where
         }
         let now = clock::ticks();
         let ticks = now.wrapping_sub(last);
-        ticks_per_item_1024 = ticks.saturating_mul(1024) / n as u64;
-        timed_a_block = true;
+        rate = thresholds.rate(ticks, n).or(rate);
         if n == 1
             && thresholds.is_long_item(ticks)
             && poll.has(Mechanism::EagerSplit)
@@ -347,7 +346,7 @@ where
             // costs a few stores, nothing next to an item of this size. Both halves are
             // halved further before their next item runs (`LONG_ITEM_LEVELS`), so that
             // the items of the half kept here are not hidden behind its first one.
-            let big = thresholds.is_big(len / 2, ticks_per_item_1024);
+            let big = rate.is_some_and(|rate| thresholds.is_big(len / 2, rate));
             let levels = if poll.has(Mechanism::LongItemHalving) {
                 LONG_ITEM_LEVELS
             } else {
