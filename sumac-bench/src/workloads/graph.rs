@@ -20,31 +20,70 @@ use sumac::graph::{Task, TaskGraph, TaskId};
 use crate::impls::{Ctx, Impl};
 use crate::workloads::{SplitMix64, Workload};
 
-/// A graph of `n` tasks given by its dependents lists (every edge goes from a lower to a
-/// higher index, so index order is topological).
+/// Adjacency lists of `n` tasks in two flat arrays: list `i` is
+/// `items[offsets[i]..offsets[i + 1]]`. The fixture every implementation reads as it
+/// builds its graph: one allocation per list would scatter the lists over the heap in
+/// whatever order the generator first touched them, and reading the input would then cost
+/// each implementation cache misses that depend on how its build loop overlaps them.
+struct Lists {
+    offsets: Vec<u32>,
+    items: Vec<u32>,
+}
+
+impl Lists {
+    /// The lists of `n` tasks holding `pairs` (`(list, item)`), each list in the order its
+    /// items come in `pairs`.
+    fn from_pairs(n: usize, pairs: &[(u32, u32)]) -> Lists {
+        let mut offsets = vec![0u32; n + 1];
+        for &(list, _) in pairs {
+            offsets[list as usize + 1] += 1;
+        }
+        for k in 0..n {
+            offsets[k + 1] += offsets[k];
+        }
+        let mut cursor = offsets.clone();
+        let mut items = vec![0u32; pairs.len()];
+        for &(list, item) in pairs {
+            items[cursor[list as usize] as usize] = item;
+            cursor[list as usize] += 1;
+        }
+        Lists { offsets, items }
+    }
+
+    fn len(&self) -> usize {
+        self.offsets.len() - 1
+    }
+
+    /// List `i`.
+    #[inline]
+    fn get(&self, i: usize) -> &[u32] {
+        &self.items[self.offsets[i] as usize..self.offsets[i + 1] as usize]
+    }
+
+    fn iter(&self) -> impl Iterator<Item = &[u32]> + '_ {
+        (0..self.len()).map(|i| self.get(i))
+    }
+}
+
+/// A graph of `n` tasks given by its edges (every edge goes from a lower to a higher
+/// index, so index order is topological).
 pub struct Dag {
-    /// `dependents[i]`: the tasks that run after task `i`.
-    dependents: Vec<Vec<u32>>,
-    /// `dependencies[j]`: the tasks task `j` runs after.
-    dependencies: Vec<Vec<u32>>,
+    /// List `i`: the tasks that run after task `i`.
+    dependents: Lists,
+    /// List `j`: the tasks task `j` runs after.
+    dependencies: Lists,
     links: usize,
 }
 
 impl Dag {
     fn from_edges(n: usize, edges: impl IntoIterator<Item = (u32, u32)>) -> Dag {
-        let mut dependents = vec![Vec::new(); n];
-        let mut dependencies = vec![Vec::new(); n];
-        let mut links = 0;
-        for (before, after) in edges {
-            debug_assert!(before < after);
-            dependents[before as usize].push(after);
-            dependencies[after as usize].push(before);
-            links += 1;
-        }
+        let edges: Vec<(u32, u32)> = edges.into_iter().collect();
+        debug_assert!(edges.iter().all(|&(before, after)| before < after));
+        let backwards: Vec<(u32, u32)> = edges.iter().map(|&(b, a)| (a, b)).collect();
         Dag {
-            dependents,
-            dependencies,
-            links,
+            dependents: Lists::from_pairs(n, &edges),
+            dependencies: Lists::from_pairs(n, &backwards),
+            links: edges.len(),
         }
     }
 
@@ -58,7 +97,7 @@ impl Dag {
     fn build_counters(&self) -> Counters {
         let n = self.len();
         let mut offsets = vec![0u32; n + 1];
-        for deps in &self.dependencies {
+        for deps in self.dependencies.iter() {
             for &i in deps {
                 offsets[i as usize + 1] += 1;
             }
@@ -292,7 +331,7 @@ impl ShapeWorkload {
                 )
                 .expect("capacity");
             for j in start..end {
-                let deps = &self.dag.dependencies[j];
+                let deps = self.dag.dependencies.get(j);
                 if !deps.is_empty() {
                     before.clear();
                     before.extend(deps.iter().map(|&i| ids[i as usize]));
@@ -818,6 +857,34 @@ mod tests {
                 .all(|&d| d as usize > i && (d as usize) / 8 == i / 8 + 1));
             assert!(!ds.is_empty() || i >= 56);
         }
+    }
+
+    #[test]
+    fn the_dependency_lists_are_the_dependents_lists_turned_around() {
+        for shape in [
+            Shape::LinearChain,
+            Shape::BinaryTree,
+            Shape::Wavefront,
+            Shape::GraphTraversal,
+        ] {
+            let dag = build_dag(shape, 5, 7);
+            let mut forward: Vec<(u32, u32)> = (0..dag.len())
+                .flat_map(|i| dag.dependents.get(i).iter().map(move |&j| (i as u32, j)))
+                .collect();
+            let mut backward: Vec<(u32, u32)> = (0..dag.len())
+                .flat_map(|j| dag.dependencies.get(j).iter().map(move |&i| (i, j as u32)))
+                .collect();
+            assert_eq!(forward.len(), dag.links, "{shape:?}");
+            forward.sort_unstable();
+            backward.sort_unstable();
+            assert_eq!(forward, backward, "{shape:?}");
+        }
+        // Each list keeps its items in the order the edges came.
+        let lists = Lists::from_pairs(3, &[(2, 9), (0, 4), (2, 1), (0, 8)]);
+        assert_eq!(
+            (lists.get(0), lists.get(1), lists.get(2)),
+            (&[4, 8][..], &[][..], &[9, 1][..])
+        );
     }
 
     #[test]
