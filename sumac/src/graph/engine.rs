@@ -87,6 +87,8 @@ const RUNNER_LINGER_ROUNDS: u32 = 256;
 const KEEP_MAX: u32 = 8;
 /// How many tasks of a batch ahead a runner prefetches the slot of.
 const PREFETCH_AHEAD: usize = 4;
+/// How many of a task's dependents have their slots prefetched as it starts.
+const PREFETCH_DEPENDENTS: usize = 8;
 /// Channels a thread collects released tasks for before pushing them.
 const RELEASE_CHANNELS: usize = 4;
 
@@ -1200,12 +1202,16 @@ impl<'a> Graph<'a> {
         }
     }
 
-    /// Asks the CPU to load slot `index` into its cache (a hint; nothing elsewhere).
+    /// Asks the CPU to load slot `index` into its cache (a hint; nothing elsewhere, and
+    /// nothing for an index out of range).
     #[inline(always)]
     fn prefetch(&self, index: u32) {
         #[cfg(all(target_arch = "x86_64", not(loom), not(miri)))]
         {
-            let slot: *const Slot = &self.slots[index as usize];
+            let Some(slot) = self.slots.get(index as usize) else {
+                return;
+            };
+            let slot: *const Slot = slot;
             // SAFETY: prefetching is a hint that never faults; the address is in bounds.
             unsafe {
                 std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
@@ -1215,6 +1221,30 @@ impl<'a> Graph<'a> {
         }
         #[cfg(not(all(target_arch = "x86_64", not(loom), not(miri))))]
         let _ = index;
+    }
+
+    /// Asks the CPU to load the slots of the first [`PREFETCH_DEPENDENTS`] dependents of
+    /// the task in `slot` (a hint: the list may change meanwhile), whose counts its end
+    /// decrements.
+    #[inline(always)]
+    fn prefetch_dependents(&self, slot: &Slot) {
+        // Where `prefetch` does nothing, the walk would only add loads (and, under loom,
+        // states to explore).
+        #[cfg(all(target_arch = "x86_64", not(loom), not(miri)))]
+        {
+            let mut link = slot.dependents.load(Ordering::Relaxed) & LINK_MASK;
+            let mut ahead = 0;
+            while link != NO_LINK && ahead < PREFETCH_DEPENDENTS {
+                let Some(target) = self.link_target.get(link as usize) else {
+                    return;
+                };
+                self.prefetch(target.load(Ordering::Relaxed));
+                link = self.link_next[link as usize].load(Ordering::Relaxed) as u64;
+                ahead += 1;
+            }
+        }
+        #[cfg(not(all(target_arch = "x86_64", not(loom), not(miri))))]
+        let _ = slot;
     }
 
     /// Runs the tasks released for this thread to run next.
@@ -1339,6 +1369,7 @@ impl<'a> Graph<'a> {
             self.note_cancelled(id);
             true
         } else {
+            self.prefetch_dependents(slot);
             let task = Task { graph: self, id };
             // SAFETY: this thread owns the task's run; the slot holds its closure, stored
             // for this graph.
