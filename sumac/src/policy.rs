@@ -96,6 +96,12 @@ pub(crate) const BIG_WORK_NS: u64 = 10_000;
 /// halves of equal work, and a spinning thief starts on one within a microsecond or two.
 pub(crate) const CHEAP_ITEMS_BIG_NS: u64 = 2_500;
 
+/// At a loop's first split (`small-first-split`), the work above which its upper half is
+/// shared at once, whatever its items cost: a phase shorter than two [`BIG_WORK_NS`] (a
+/// late LU pivot step) is otherwise never shared, and one hand-off per loop call costs
+/// far less than half of it.
+pub(crate) const FIRST_SPLIT_BIG_NS: u64 = 2_500;
+
 /// How many clock reads' time a loop block must last, net of the clock's own cost,
 /// before it rates its items: the reads' jitter is then a small part of it.
 pub(crate) const TIMED_BLOCK_READS: u64 = 4;
@@ -106,9 +112,10 @@ pub(crate) const MAX_BLOCK_GROWTH: u64 = 64;
 /// The largest block, so that a block of trivial items still ends within microseconds.
 pub(crate) const MAX_BLOCK: usize = 1 << 16;
 
-/// After a first item cheaper than a sixteenth of [`BLOCK_TARGET_NS`], the second block
-/// aims at sixteen targets, up to this many items: a short loop of cheap items then runs
-/// in two blocks and reads the clock twice.
+/// After a first item cheaper than a sixteenth of [`BLOCK_TARGET_NS`] and too short for
+/// the clock to time (see `timed-growth`), the second block aims at sixteen targets, up
+/// to this many items: a short loop of cheap items then runs in two blocks and reads the
+/// clock twice.
 pub(crate) const MAX_FIRST_GROWTH: u64 = 1024;
 
 /// How many times a piece whose items are known to be long is halved before any of its
@@ -197,11 +204,17 @@ pub enum Mechanism {
     /// Members spinning for work tick in the heartbeat thread's stead, which sleeps
     /// meanwhile (no thread wake-up per interval while someone is awake to tick).
     SpinnersTick,
+    /// A loop's first split shares its upper half at once from `FIRST_SPLIT_BIG_NS` of
+    /// work, whatever its items cost (later splits keep `BIG_WORK_NS` for costly items).
+    SmallFirstSplit,
+    /// After a first loop item long enough to time, blocks grow toward the target (a
+    /// poll per target) instead of jumping to sixteen targets.
+    TimedGrowth,
 }
 
 impl Mechanism {
     /// Every mechanism, in the order of the documentation.
-    pub const ALL: [Mechanism; 18] = [
+    pub const ALL: [Mechanism; 20] = [
         Mechanism::AgeRule,
         Mechanism::OldTopForks,
         Mechanism::WorkerRateLimit,
@@ -220,6 +233,8 @@ impl Mechanism {
         Mechanism::GuestTakesForks,
         Mechanism::Linger,
         Mechanism::SpinnersTick,
+        Mechanism::SmallFirstSplit,
+        Mechanism::TimedGrowth,
     ];
 
     /// The name used in `SUMAC_MECHANISMS` and by `sumac-bench --policy`.
@@ -243,6 +258,8 @@ impl Mechanism {
             Mechanism::GuestTakesForks => "guest-takes-forks",
             Mechanism::Linger => "linger",
             Mechanism::SpinnersTick => "spinners-tick",
+            Mechanism::SmallFirstSplit => "small-first-split",
+            Mechanism::TimedGrowth => "timed-growth",
         }
     }
 
@@ -539,6 +556,7 @@ pub(crate) struct LoopTicks {
     pub(crate) block_limit: u64,
     pub(crate) big_work: u64,
     pub(crate) cheap_items_big: u64,
+    pub(crate) first_split_big: u64,
     /// What two back-to-back reads of the clock measure: counted in every timed block.
     pub(crate) read_cost: u64,
 }
@@ -561,6 +579,7 @@ impl LoopTicks {
             block_limit: ticks(BLOCK_LIMIT_NS),
             big_work: ticks(BIG_WORK_NS),
             cheap_items_big: ticks(CHEAP_ITEMS_BIG_NS),
+            first_split_big: ticks(FIRST_SPLIT_BIG_NS),
             read_cost: 0,
         }
     }
@@ -577,10 +596,10 @@ impl LoopTicks {
     /// clock).
     #[inline]
     pub(crate) fn rate(&self, ticks: u64, n: usize) -> Option<ItemRate> {
-        let net = ticks.saturating_sub(self.read_cost);
-        if net < self.read_cost.saturating_mul(TIMED_BLOCK_READS) {
+        if !self.outlasts_clock(ticks) {
             return None;
         }
+        let net = ticks.saturating_sub(self.read_cost);
         let n = (n as u64).max(1);
         Some(ItemRate {
             gross_1024: ticks.saturating_mul(1024) / n,
@@ -588,15 +607,25 @@ impl LoopTicks {
         })
     }
 
+    /// Whether a block that took `ticks` lasted [`TIMED_BLOCK_READS`] clock reads beyond
+    /// the clock's own cost, so that its time tells something of its items.
+    #[inline]
+    fn outlasts_clock(&self, ticks: u64) -> bool {
+        ticks.saturating_sub(self.read_cost) >= self.read_cost.saturating_mul(TIMED_BLOCK_READS)
+    }
+
     /// The next block size after a block of `block` items took `ticks` ticks: grow by
     /// the factor that would bring it to the target (between 2 and [`MAX_BLOCK_GROWTH`]),
     /// shrink by half above the limit. After a cheap first item, the second block aims at
-    /// sixteen targets (up to [`MAX_FIRST_GROWTH`] items).
+    /// sixteen targets (up to [`MAX_FIRST_GROWTH`] items), unless the item outlasted the
+    /// clock and `timed_growth` holds: a loop whose items the clock can time then polls
+    /// once per target from its second block on, so that a member asking for work
+    /// during a short phase is answered within it.
     #[inline]
-    pub(crate) fn next_block(&self, block: usize, ticks: u64) -> usize {
+    pub(crate) fn next_block(&self, block: usize, ticks: u64, timed_growth: bool) -> usize {
         let ticks = ticks.max(1);
         let target = self.block_target;
-        if block == 1 && ticks < target / 16 {
+        if block == 1 && ticks < target / 16 && !(timed_growth && self.outlasts_clock(ticks)) {
             (16 * target / ticks).clamp(2, MAX_FIRST_GROWTH) as usize
         } else if ticks < target {
             let factor = (target / ticks).clamp(2, MAX_BLOCK_GROWTH) as usize;
@@ -613,11 +642,23 @@ impl LoopTicks {
     /// [`BIG_WORK_NS`] of their time with the clock's.
     #[inline]
     pub(crate) fn is_big(&self, items: usize, rate: ItemRate) -> bool {
+        self.is_big_from(items, rate, self.big_work)
+    }
+
+    /// [`is_big`](Self::is_big) at a loop's first split (`small-first-split`): costlier
+    /// items from [`FIRST_SPLIT_BIG_NS`] of their time.
+    #[inline]
+    pub(crate) fn is_big_at_first_split(&self, items: usize, rate: ItemRate) -> bool {
+        self.is_big_from(items, rate, self.first_split_big)
+    }
+
+    #[inline]
+    fn is_big_from(&self, items: usize, rate: ItemRate, costly_bar: u64) -> bool {
         let items = items as u64;
         if rate.net_1024 < self.read_cost.saturating_mul(1024) {
             items.saturating_mul(rate.net_1024) / 1024 >= self.cheap_items_big
         } else {
-            items.saturating_mul(rate.gross_1024) / 1024 >= self.big_work
+            items.saturating_mul(rate.gross_1024) / 1024 >= costly_bar
         }
     }
 
@@ -736,11 +777,11 @@ mod tests {
         // A clock of 1 tick per ns.
         let ticks = LoopTicks::new(1024 * 1000);
         assert_eq!(ticks.block_target, BLOCK_TARGET_NS);
-        assert_eq!(ticks.next_block(1, 10), MAX_FIRST_GROWTH as usize);
-        assert_eq!(ticks.next_block(100, BLOCK_TARGET_NS / 4), 400);
-        assert_eq!(ticks.next_block(100, BLOCK_TARGET_NS), 100);
-        assert_eq!(ticks.next_block(100, BLOCK_LIMIT_NS + 1), 50);
-        assert_eq!(ticks.next_block(MAX_BLOCK, 1), MAX_BLOCK);
+        assert_eq!(ticks.next_block(1, 10, false), MAX_FIRST_GROWTH as usize);
+        assert_eq!(ticks.next_block(100, BLOCK_TARGET_NS / 4, true), 400);
+        assert_eq!(ticks.next_block(100, BLOCK_TARGET_NS, true), 100);
+        assert_eq!(ticks.next_block(100, BLOCK_LIMIT_NS + 1, true), 50);
+        assert_eq!(ticks.next_block(MAX_BLOCK, 1, true), MAX_BLOCK);
     }
 
     #[test]
@@ -777,5 +818,38 @@ mod tests {
         let items = BIG_WORK_NS / 150;
         assert!(!ticks.is_big(items as usize, costly));
         assert!(ticks.is_big(items as usize + 1, costly));
+    }
+
+    #[test]
+    fn a_loops_first_split_shares_costly_items_from_less_work_than_later_splits() {
+        let ticks = LoopTicks::new(1024 * 1000).with_read_cost(20);
+        // Items of 150 ns with the clock: FIRST_SPLIT_BIG_NS is a quarter of BIG_WORK_NS.
+        let costly = ticks.rate(150, 1).unwrap();
+        let first_bar = (FIRST_SPLIT_BIG_NS / 150) as usize;
+        assert!(!ticks.is_big_at_first_split(first_bar, costly));
+        assert!(ticks.is_big_at_first_split(first_bar + 1, costly));
+        assert!(!ticks.is_big(first_bar + 1, costly));
+        // Cheap items have one bar for every split.
+        let cheap = ticks.rate(120, 1024).unwrap();
+        for items in [1_000, 20_000, 30_000, 50_000] {
+            assert_eq!(
+                ticks.is_big_at_first_split(items, cheap),
+                ticks.is_big(items, cheap),
+                "{items}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_first_item_the_clock_can_time_grows_blocks_toward_the_target_at_once() {
+        // Reads 20 ns apart: a block is timed from 100 ns on.
+        let ticks = LoopTicks::new(1024 * 1000).with_read_cost(20);
+        // 30 ns: mostly the clock; the second block aims at sixteen targets.
+        assert_eq!(ticks.next_block(1, 30, true), MAX_FIRST_GROWTH as usize);
+        // 125 ns: timed; the second block aims at one target (20 items).
+        let one_target = (BLOCK_TARGET_NS / 125) as usize;
+        assert_eq!(ticks.next_block(1, 125, true), one_target);
+        // Without `timed-growth`, sixteen targets.
+        assert_eq!(ticks.next_block(1, 125, false), 16 * one_target);
     }
 }

@@ -32,7 +32,7 @@ where
         {
             split_off_first_item(producer, len, consumer)
         } else {
-            drive(producer, len, consumer, 1, 0)
+            drive(producer, len, consumer, 1, 0, true)
         }
     })
 }
@@ -69,7 +69,7 @@ where
             } else {
                 0
             };
-            drive(rest_p, len - 1, rest_c, 1, long_items)
+            drive(rest_p, len - 1, rest_c, 1, long_items, true)
         },
         ForkSize::RestOfLoop,
     );
@@ -95,8 +95,16 @@ where
 
 /// The sequential loop of one piece of `len` items; `block` is the starting block size.
 /// A piece whose items are known to be long is halved `long_items` more times before it
-/// runs any (see [`LONG_ITEM_LEVELS`]).
-fn drive<P, C>(producer: P, len: usize, consumer: C, block: usize, long_items: u32) -> C::Result
+/// runs any (see [`LONG_ITEM_LEVELS`]). `whole`: the piece is the loop itself (or all of
+/// it but a first item split off), so that its first split is the loop's.
+fn drive<P, C>(
+    producer: P,
+    len: usize,
+    consumer: C,
+    block: usize,
+    long_items: u32,
+    whole: bool,
+) -> C::Result
 where
     P: Producer,
     C: Consumer<P::Item>,
@@ -117,9 +125,9 @@ where
     }
     // `DETACHES` is a constant: only one of the two loops is compiled in for a consumer.
     if C::DETACHES {
-        drive_blocks::<P, C, DetachingFold<P::Item, C>>(producer, len, min, consumer, block)
+        drive_blocks::<P, C, DetachingFold<P::Item, C>>(producer, len, min, consumer, block, whole)
     } else {
-        drive_blocks::<P, C, SplittingFold<P::Item, C>>(producer, len, min, consumer, block)
+        drive_blocks::<P, C, SplittingFold<P::Item, C>>(producer, len, min, consumer, block, whole)
     }
 }
 
@@ -278,13 +286,14 @@ fn block_items(poll: &LoopPoll, block: usize, len: usize, min: usize) -> usize {
 }
 
 /// The block loop of [`drive`] over a non-empty piece, folding with `F`; `min` is the
-/// producer's smallest piece (at least 1).
+/// producer's smallest piece (at least 1); `whole` as for [`drive`].
 fn drive_blocks<P, C, F>(
     mut producer: P,
     mut len: usize,
     min: usize,
     consumer: C,
     mut block: usize,
+    whole: bool,
 ) -> C::Result
 where
     P: Producer,
@@ -294,6 +303,8 @@ where
     let mut folded = F::start(consumer);
     let poll = LoopPoll::current();
     let thresholds = clock::loop_ticks();
+    let first_split_is_small = whole && poll.has(Mechanism::SmallFirstSplit);
+    let timed_growth = poll.has(Mechanism::TimedGrowth);
     let mut last = clock::ticks();
     // A guest's piece asks for the heartbeat once, when it has lasted.
     let mut guest_start = poll.guest.then_some(last);
@@ -309,7 +320,15 @@ where
         // three must hold at least `min` items.
         let heartbeat = rate.is_some() && poll.pending();
         if (heartbeat || poll.force_split()) && len / 2 >= min && folded.may_detach(min) {
-            let big = rate.is_some_and(|rate| thresholds.is_big(len / 2, rate));
+            // The loop's first split hands half of a phase to whoever asked: worth it
+            // from less work than a later split's (`small-first-split`).
+            let big = rate.is_some_and(|rate| {
+                if first_split_is_small {
+                    thresholds.is_big_at_first_split(len / 2, rate)
+                } else {
+                    thresholds.is_big(len / 2, rate)
+                }
+            });
             return split_rest(folded, producer, len, block, big, 0);
         }
         let n = block_items(&poll, block, len, min);
@@ -358,7 +377,7 @@ where
             guest_start = None;
             poll.guest_lasts();
         }
-        block = thresholds.next_block(block, ticks);
+        block = thresholds.next_block(block, ticks, timed_growth);
         last = now;
     }
 }
@@ -406,8 +425,8 @@ where
     let (left_p, right_p) = producer.split_at(mid);
     let (left_c, right_c, reducer) = consumer.split_at(mid);
     let (left, right) = join_hinted(
-        move || drive(left_p, mid, left_c, block, long_items),
-        move || drive(right_p, len - mid, right_c, block, long_items),
+        move || drive(left_p, mid, left_c, block, long_items, false),
+        move || drive(right_p, len - mid, right_c, block, long_items, false),
         if upper_is_big {
             ForkSize::Big
         } else {

@@ -33,7 +33,7 @@ use super::driver::LoopPoll;
 use super::plumbing::{self, Folder, Reducer, UnindexedConsumer, UnindexedFold};
 use super::ParallelIterator;
 use crate::join::{join_hinted, ForkSize};
-use crate::policy::MAX_PULL_BLOCK;
+use crate::policy::{Mechanism, MAX_PULL_BLOCK};
 
 /// Conversion of a sequential iterator into a parallel one: `iter.par_bridge()`.
 ///
@@ -171,7 +171,7 @@ where
         folded_a_block = true;
         let ticks = crate::clock::ticks().wrapping_sub(start);
         block = crate::clock::loop_ticks()
-            .next_block(block, ticks)
+            .next_block(block, ticks, poll.has(Mechanism::TimedGrowth))
             .min(MAX_PULL_BLOCK);
     }
 }
