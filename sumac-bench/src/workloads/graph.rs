@@ -31,19 +31,19 @@ struct Lists {
 }
 
 impl Lists {
-    /// The lists of `n` tasks holding `pairs` (`(list, item)`), each list in the order its
-    /// items come in `pairs`.
-    fn from_pairs(n: usize, pairs: &[(u32, u32)]) -> Lists {
+    /// The lists of `n` tasks holding `pairs` (`(list, item)`, walked twice: once to
+    /// count, once to fill), each list in the order its items come in `pairs`.
+    fn from_pairs(n: usize, pairs: impl Iterator<Item = (u32, u32)> + Clone) -> Lists {
         let mut offsets = vec![0u32; n + 1];
-        for &(list, _) in pairs {
+        for (list, _) in pairs.clone() {
             offsets[list as usize + 1] += 1;
         }
         for k in 0..n {
             offsets[k + 1] += offsets[k];
         }
         let mut cursor = offsets.clone();
-        let mut items = vec![0u32; pairs.len()];
-        for &(list, item) in pairs {
+        let mut items = vec![0u32; offsets[n] as usize];
+        for (list, item) in pairs {
             items[cursor[list as usize] as usize] = item;
             cursor[list as usize] += 1;
         }
@@ -60,7 +60,7 @@ impl Lists {
         &self.items[self.offsets[i] as usize..self.offsets[i + 1] as usize]
     }
 
-    fn iter(&self) -> impl Iterator<Item = &[u32]> + '_ {
+    fn iter(&self) -> impl Iterator<Item = &[u32]> + Clone + '_ {
         (0..self.len()).map(|i| self.get(i))
     }
 }
@@ -79,10 +79,9 @@ impl Dag {
     fn from_edges(n: usize, edges: impl IntoIterator<Item = (u32, u32)>) -> Dag {
         let edges: Vec<(u32, u32)> = edges.into_iter().collect();
         debug_assert!(edges.iter().all(|&(before, after)| before < after));
-        let backwards: Vec<(u32, u32)> = edges.iter().map(|&(b, a)| (a, b)).collect();
         Dag {
-            dependents: Lists::from_pairs(n, &edges),
-            dependencies: Lists::from_pairs(n, &backwards),
+            dependents: Lists::from_pairs(n, edges.iter().copied()),
+            dependencies: Lists::from_pairs(n, edges.iter().map(|&(b, a)| (a, b))),
             links: edges.len(),
         }
     }
@@ -92,44 +91,28 @@ impl Dag {
     }
 
     /// What the `rayon` and `channel-pool` variants build from the input (inside the
-    /// timed region, as sumac builds its graph there): each task's dependents in one
-    /// array (offsets into `targets`) and its count of unfinished dependencies.
+    /// timed region, as sumac builds its graph there): each task's dependents, turned
+    /// around from its dependencies, and its count of unfinished dependencies.
     fn build_counters(&self) -> Counters {
-        let n = self.len();
-        let mut offsets = vec![0u32; n + 1];
-        for deps in self.dependencies.iter() {
-            for &i in deps {
-                offsets[i as usize + 1] += 1;
-            }
-        }
-        for k in 0..n {
-            offsets[k + 1] += offsets[k];
-        }
-        let mut cursor = offsets.clone();
-        let mut targets = vec![0u32; self.links];
-        for (j, deps) in self.dependencies.iter().enumerate() {
-            for &i in deps {
-                targets[cursor[i as usize] as usize] = j as u32;
-                cursor[i as usize] += 1;
-            }
-        }
+        let dependents = Lists::from_pairs(
+            self.len(),
+            self.dependencies
+                .iter()
+                .enumerate()
+                .flat_map(|(j, deps)| deps.iter().map(move |&i| (i, j as u32))),
+        );
         let counts = self
             .dependencies
             .iter()
             .map(|d| AtomicU32::new(d.len() as u32))
             .collect();
-        Counters {
-            offsets,
-            targets,
-            counts,
-        }
+        Counters { dependents, counts }
     }
 }
 
 /// Dependents and dependency counters (see [`Dag::build_counters`]).
 struct Counters {
-    offsets: Vec<u32>,
-    targets: Vec<u32>,
+    dependents: Lists,
     counts: Vec<AtomicU32>,
 }
 
@@ -137,8 +120,8 @@ impl Counters {
     /// The tasks released by the end of task `i`.
     #[inline]
     fn release(&self, i: u32) -> impl Iterator<Item = u32> + '_ {
-        let (start, end) = (self.offsets[i as usize], self.offsets[i as usize + 1]);
-        self.targets[start as usize..end as usize]
+        self.dependents
+            .get(i as usize)
             .iter()
             .copied()
             .filter(|&d| self.counts[d as usize].fetch_sub(1, Ordering::AcqRel) == 1)
@@ -880,7 +863,7 @@ mod tests {
             assert_eq!(forward, backward, "{shape:?}");
         }
         // Each list keeps its items in the order the edges came.
-        let lists = Lists::from_pairs(3, &[(2, 9), (0, 4), (2, 1), (0, 8)]);
+        let lists = Lists::from_pairs(3, [(2, 9), (0, 4), (2, 1), (0, 8)].into_iter());
         assert_eq!(
             (lists.get(0), lists.get(1), lists.get(2)),
             (&[4, 8][..], &[][..], &[9, 1][..])
