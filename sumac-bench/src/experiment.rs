@@ -249,6 +249,7 @@ pub fn run_experiment<W: Workload>(
                 continue;
             }
             let pool = Pool::build(imp, &policy, threads).map_err(RunError)?;
+            workload.new_pool(&mut state);
             for &p in &plan.params {
                 progress.set_message(label(plan, name, threads, p));
                 let param = p.unwrap_or(0);

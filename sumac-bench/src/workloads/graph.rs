@@ -262,6 +262,12 @@ impl GraphState {
         &mut self.graph.as_mut().expect("just built").1
     }
 
+    /// Drops the graph (bound to the pool it was built in): the next run builds one in
+    /// its own pool.
+    fn forget_graph(&mut self) {
+        self.graph = None;
+    }
+
     /// Builds the graph if [`graph`](Self::graph) would, and returns how many graphs
     /// were built so far.
     fn build_count(&mut self, tasks: usize, links: usize) -> u64 {
@@ -389,6 +395,10 @@ impl Workload for ShapeWorkload {
 
     fn new_state(&self) -> GraphState {
         GraphState::default()
+    }
+
+    fn new_pool(&self, state: &mut GraphState) {
+        state.forget_graph();
     }
 
     fn supports(imp: Impl) -> bool {
@@ -618,6 +628,10 @@ impl Workload for Bikeshed {
         GraphState::default()
     }
 
+    fn new_pool(&self, state: &mut GraphState) {
+        state.forget_graph();
+    }
+
     fn supports(imp: Impl) -> bool {
         matches!(
             imp,
@@ -731,6 +745,10 @@ impl Workload for TaskCost {
 
     fn new_state(&self) -> CostState {
         CostState::default()
+    }
+
+    fn new_pool(&self, state: &mut CostState) {
+        state.graph.forget_graph();
     }
 
     fn reset(&self, state: &mut CostState) {
@@ -868,6 +886,25 @@ mod tests {
             (lists.get(0), lists.get(1), lists.get(2)),
             (&[4, 8][..], &[][..], &[9, 1][..])
         );
+    }
+
+    #[test]
+    fn a_graph_is_rebuilt_in_each_new_pool_even_of_the_same_size() {
+        use crate::impls::Pool;
+        let w = ShapeWorkload::new(Shape::LinearChain, 64, 1);
+        let mut state = w.new_state();
+        let seq = w.run(&mut Ctx::Seq, &mut state, 0);
+        // Two pools of one size, as two `--policy` rows have, each announced as the
+        // harness does.
+        for round in 1..=2 {
+            let Pool::Sumac(pool) = Pool::build(Impl::Sumac, &Default::default(), 2).unwrap()
+            else {
+                unreachable!("a sumac pool")
+            };
+            w.new_pool(&mut state);
+            assert_eq!(pool.install(|| w.run(&mut Ctx::Sumac, &mut state, 0)), seq);
+            assert_eq!(state.builds, round, "a graph of another pool was reused");
+        }
     }
 
     #[test]

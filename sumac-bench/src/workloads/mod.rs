@@ -50,6 +50,12 @@ pub trait Workload: Sync {
     /// Allocates the scratch state (untimed).
     fn new_state(&self) -> Self::State;
 
+    /// The runs that follow use a pool built for them (untimed): state bound to an
+    /// earlier pool (a task graph runs its tasks on the pool it was built in) goes here.
+    /// Called for every row, since two rows of one thread count (`--policy`) have pools
+    /// of their own.
+    fn new_pool(&self, _state: &mut Self::State) {}
+
     /// Restores the state (untimed): before the checked first run of every
     /// implementation, and before every run when `NEEDS_RESET`.
     fn reset(&self, _state: &mut Self::State) {}
