@@ -174,7 +174,7 @@ pub(crate) struct QuietWorker {
 /// one per waiting worker, as its own heartbeat would have promoted them. Slots are
 /// taken in order, which is the order the forks were recorded in unless a promotion
 /// freed a slot below a younger fork.
-fn rescue_quiet_workers(registry: &Registry, quiet: &mut [QuietWorker]) {
+pub(crate) fn rescue_quiet_workers(registry: &Registry, quiet: &mut [QuietWorker]) {
     for (worker, quiet) in registry.workers.iter().zip(quiet) {
         let offered = worker.rescue.each_ref().map(RescueSlot::offered_addr);
         let handled = (

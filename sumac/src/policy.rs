@@ -210,11 +210,14 @@ pub enum Mechanism {
     /// After a first loop item long enough to time, blocks grow toward the target (a
     /// poll per target) instead of jumping to sixteen targets.
     TimedGrowth,
+    /// A worker spinning for work looks for forks to rescue at each renewal of its
+    /// request, not only at ticks (with `rescue`).
+    SpinnersRescue,
 }
 
 impl Mechanism {
     /// Every mechanism, in the order of the documentation.
-    pub const ALL: [Mechanism; 20] = [
+    pub const ALL: [Mechanism; 21] = [
         Mechanism::AgeRule,
         Mechanism::OldTopForks,
         Mechanism::WorkerRateLimit,
@@ -235,6 +238,7 @@ impl Mechanism {
         Mechanism::SpinnersTick,
         Mechanism::SmallFirstSplit,
         Mechanism::TimedGrowth,
+        Mechanism::SpinnersRescue,
     ];
 
     /// The name used in `SUMAC_MECHANISMS` and by `sumac-bench --policy`.
@@ -260,6 +264,7 @@ impl Mechanism {
             Mechanism::SpinnersTick => "spinners-tick",
             Mechanism::SmallFirstSplit => "small-first-split",
             Mechanism::TimedGrowth => "timed-growth",
+            Mechanism::SpinnersRescue => "spinners-rescue",
         }
     }
 

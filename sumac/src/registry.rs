@@ -60,6 +60,9 @@ pub(crate) struct Registry {
     /// When the last tick was claimed (ns since `epoch`): ticks are at least one interval
     /// apart, whoever makes them.
     last_tick_ns: CachePadded<AtomicU64>,
+    /// When a spinner last looked for forks to rescue (`SpinnersRescue`; ns since
+    /// `epoch`).
+    last_rescue_ns: CachePadded<AtomicU64>,
     /// Members spinning for work that tick in the heartbeat thread's stead
     /// (`SpinnersTick`): while there are any, the heartbeat thread sleeps.
     tickers: CachePadded<AtomicUsize>,
@@ -139,6 +142,7 @@ impl Registry {
             last_promotion_ns: CachePadded::new(AtomicU64::new(0)),
             epoch_ticks: CachePadded::new(AtomicU64::new(0)),
             last_tick_ns: CachePadded::new(AtomicU64::new(0)),
+            last_rescue_ns: CachePadded::new(AtomicU64::new(0)),
             tickers: CachePadded::new(AtomicUsize::new(0)),
             quiet: Mutex::new(heartbeat::quiet_members(members)),
             epoch: time::now(),
@@ -768,6 +772,23 @@ impl Registry {
                 true
             }
             Err(_) => false,
+        }
+    }
+
+    /// Rescues the offered forks of members that stopped polling (see
+    /// `heartbeat::rescue_quiet_workers`) if `period` has passed since the last such look
+    /// by a spinner: a worker spinning for work calls it at each renewal of its request
+    /// (`spinners-rescue`), so that a fork waiting behind a long leaf reaches it within
+    /// two renewals instead of two ticks. Never blocks: a tick or look already running
+    /// makes this one lapse.
+    pub(crate) fn rescue_if_due(&self, period: Duration) {
+        if !self.mechanisms.has(Mechanism::Rescue)
+            || !self.claim_period(&self.last_rescue_ns, period)
+        {
+            return;
+        }
+        if let Ok(mut quiet) = self.quiet.try_lock() {
+            heartbeat::rescue_quiet_workers(self, &mut quiet);
         }
     }
 

@@ -829,6 +829,9 @@ impl WorkerThread {
                 if self.mechanisms.has(Mechanism::Requests) {
                     registry.request_work(self.index, request_period);
                 }
+                if self.mechanisms.has(Mechanism::SpinnersRescue) {
+                    registry.rescue_if_due(request_period);
+                }
                 if ticks {
                     self.tick_if_due();
                 }

@@ -10,7 +10,7 @@
 use crate::common;
 
 use std::panic::{self, AssertUnwindSafe};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use common::{panic_message, pool_with_heartbeat, stress_pool, DropCounter};
@@ -48,6 +48,55 @@ fn join_shares_b_while_a_runs_without_forks() {
             "each rescue counts as a promotion: {promotions}"
         );
     }
+}
+
+/// A worker spinning for work rescues a fork waiting behind a leaf at the renewals of its
+/// request (`spinners-rescue`), without waiting for a tick: with ticks an hour apart, the
+/// second closure of a `join` whose first closure spins without forks still runs beside
+/// it. The first closure spawns an empty job now and then, which wakes a worker that then
+/// spins (a spawn records no fork and polls no flag). Switched off, nothing takes the
+/// second closure before the first gives up.
+#[test]
+fn a_spinning_worker_rescues_a_fork_behind_a_leaf_without_waiting_for_a_tick() {
+    use sumac::{Mechanism, ThreadPoolBuilder};
+    /// How long the first closure waits for the second.
+    const WAIT: Duration = Duration::from_secs(2);
+    /// How often it spawns a job to wake a worker.
+    const WAKE_EVERY: Duration = Duration::from_millis(2);
+    fn met(on: bool) -> bool {
+        let pool = ThreadPoolBuilder::new()
+            .num_threads(2)
+            .heartbeat_interval(Duration::from_secs(3600))
+            .mechanism(Mechanism::SpinnersRescue, on)
+            .build()
+            .unwrap();
+        let arrived = AtomicBool::new(false);
+        let (a, ()) = pool.install(|| {
+            sumac::join(
+                || {
+                    let start = Instant::now();
+                    while start.elapsed() < WAIT {
+                        sumac::spawn(|| ());
+                        let wake = Instant::now();
+                        while wake.elapsed() < WAKE_EVERY {
+                            if arrived.load(Ordering::SeqCst) {
+                                return true;
+                            }
+                            std::hint::spin_loop();
+                        }
+                    }
+                    false
+                },
+                || arrived.store(true, Ordering::SeqCst),
+            )
+        });
+        a
+    }
+    assert!(
+        met(true),
+        "no spinning worker took the fork behind the leaf"
+    );
+    assert!(!met(false), "something else rescued the fork");
 }
 
 #[test]
