@@ -211,7 +211,7 @@ pub enum Mechanism {
     /// poll per target) instead of jumping to sixteen targets.
     TimedGrowth,
     /// A worker spinning for work looks for forks to rescue at each renewal of its
-    /// request, not only at ticks (with `rescue`).
+    /// request, not only at ticks (with `rescue` and `requests`).
     SpinnersRescue,
 }
 

@@ -826,14 +826,16 @@ impl WorkerThread {
                     // hold one: sleep until a place is freed (`guest_frees_place`).
                     return work_or_done();
                 }
-                if self.mechanisms.has(Mechanism::Requests) {
-                    registry.request_work(self.index, request_period);
-                }
-                if self.mechanisms.has(Mechanism::SpinnersRescue) {
-                    registry.rescue_if_due(request_period);
-                }
                 if ticks {
                     self.tick_if_due();
+                }
+                if self.mechanisms.has(Mechanism::Requests) {
+                    registry.request_work(self.index, request_period);
+                    // After the tick, which a look holding the rescue state would make
+                    // lapse; only with requests, which every member that polls answers.
+                    if self.mechanisms.has(Mechanism::SpinnersRescue) {
+                        registry.rescue_if_due(request_period);
+                    }
                 }
                 next_request = now + request_period;
             }
