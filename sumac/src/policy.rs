@@ -621,8 +621,8 @@ impl LoopTicks {
 
     /// A rough rate of a block of `n` items that took `ticks`: its [`rate`](Self::rate),
     /// or, for a block too short for one that still lasted a clock read beyond the
-    /// clock's own cost, its time per item with the read (an overstatement, by at most
-    /// half). `None` for a block that timed mostly the clock.
+    /// clock's own cost, its time per item with the read (at most twice the items' own
+    /// time). `None` for a block that timed mostly the clock.
     #[inline]
     pub(crate) fn rough_rate(&self, ticks: u64, n: usize) -> Option<ItemRate> {
         let net = ticks.saturating_sub(self.read_cost);
