@@ -323,6 +323,7 @@ where
     }
     // Someone is running `b` on our stack frame: wait until they let go of it.
     worker.wait_until(|| header.share.load(Ordering::Acquire) == DONE);
+    worker.fork_came_back();
     // SAFETY: DONE was observed with acquire ordering; the result is taken once.
     let result_b = unsafe { frame.take_result() };
     match (result_a, result_b) {

@@ -213,11 +213,16 @@ pub enum Mechanism {
     /// A worker spinning for work looks for forks to rescue at each renewal of its
     /// request, not only at ticks (with `rescue` and `requests`).
     SpinnersRescue,
+    /// A loop that starts while a member spins for work, or after a shared fork of this
+    /// member's came back, splits at its first roughly rated block (if its upper half is
+    /// worth a first split) without waiting for a request; a guest waiting at a join
+    /// looks at it in every spin round.
+    NextPhaseSplit,
 }
 
 impl Mechanism {
     /// Every mechanism, in the order of the documentation.
-    pub const ALL: [Mechanism; 21] = [
+    pub const ALL: [Mechanism; 22] = [
         Mechanism::AgeRule,
         Mechanism::OldTopForks,
         Mechanism::WorkerRateLimit,
@@ -239,6 +244,7 @@ impl Mechanism {
         Mechanism::SmallFirstSplit,
         Mechanism::TimedGrowth,
         Mechanism::SpinnersRescue,
+        Mechanism::NextPhaseSplit,
     ];
 
     /// The name used in `SUMAC_MECHANISMS` and by `sumac-bench --policy`.
@@ -265,6 +271,7 @@ impl Mechanism {
             Mechanism::SmallFirstSplit => "small-first-split",
             Mechanism::TimedGrowth => "timed-growth",
             Mechanism::SpinnersRescue => "spinners-rescue",
+            Mechanism::NextPhaseSplit => "next-phase-split",
         }
     }
 
@@ -612,6 +619,25 @@ impl LoopTicks {
         })
     }
 
+    /// A rough rate of a block of `n` items that took `ticks`: its [`rate`](Self::rate),
+    /// or, for a block too short for one that still lasted a clock read beyond the
+    /// clock's own cost, its time per item with the read (an overstatement, by at most
+    /// half). `None` for a block that timed mostly the clock.
+    #[inline]
+    pub(crate) fn rough_rate(&self, ticks: u64, n: usize) -> Option<ItemRate> {
+        let net = ticks.saturating_sub(self.read_cost);
+        if net < self.read_cost.max(1) {
+            return None;
+        }
+        self.rate(ticks, n).or_else(|| {
+            let n = (n as u64).max(1);
+            Some(ItemRate {
+                gross_1024: ticks.saturating_mul(1024) / n,
+                net_1024: net.saturating_mul(1024) / n,
+            })
+        })
+    }
+
     /// Whether a block that took `ticks` lasted [`TIMED_BLOCK_READS`] clock reads beyond
     /// the clock's own cost, so that its time tells something of its items.
     #[inline]
@@ -805,6 +831,31 @@ mod tests {
         );
         // A clock of no measurable cost rates every block.
         assert!(LoopTicks::new(1024 * 1000).rate(0, 1).is_some());
+    }
+
+    #[test]
+    fn a_rough_rate_tells_of_a_block_from_one_read_beyond_the_clocks_cost() {
+        // A clock of 1 tick per ns whose reads are 20 ns apart.
+        let ticks = LoopTicks::new(1024 * 1000).with_read_cost(20);
+        // Under one read net: the clock, nothing else.
+        assert_eq!(ticks.rough_rate(39, 1), None);
+        // From one read net to four: the time with the read, an overstatement.
+        assert_eq!(
+            ticks.rough_rate(60, 1),
+            Some(ItemRate {
+                gross_1024: 60 * 1024,
+                net_1024: 40 * 1024
+            })
+        );
+        assert_eq!(ticks.rate(60, 1), None);
+        // From four reads net on: the plain rate.
+        assert_eq!(ticks.rough_rate(100, 4), ticks.rate(100, 4));
+        assert!(ticks.rough_rate(100, 4).is_some());
+        // Items of 60 ns with the clock's read: half of a loop of 86 items is worth a
+        // first split (43 x 60 ns >= 2,500 ns), of 82 not.
+        let rough = ticks.rough_rate(60, 1).unwrap();
+        assert!(ticks.is_big_at_first_split(43, rough));
+        assert!(!ticks.is_big_at_first_split(41, rough));
     }
 
     #[test]

@@ -88,6 +88,12 @@ impl Sleep {
         debug_assert!(previous > 0, "searching count underflow");
     }
 
+    /// Whether some member is awake without work right now (a hint: it may find work or
+    /// fall asleep at once).
+    pub(crate) fn anyone_searching(&self) -> bool {
+        self.searching.load(Ordering::Relaxed) > 0
+    }
+
     /// Puts member `index` to sleep unless `keep_waiting()` (evaluated under the lock)
     /// says its wait is over or `has_work()` (evaluated after registering, see the module
     /// documentation) finds a job it could take. The caller must be searching; it is

@@ -146,6 +146,10 @@ pub(crate) struct WorkerThread {
     pub(crate) registry: ManuallyDrop<Arc<Registry>>,
     /// When this member last shared forks of unknown size (`None`: never).
     pub(crate) last_promotion: Cell<Option<Instant>>,
+    /// A fork of this member's that was shared came back done since the last parallel
+    /// loop started here: whoever ran it is about to look for work again
+    /// (`next-phase-split`, see `iter/driver.rs`).
+    fork_came_back: Cell<bool>,
     /// Decrements this member owes to the count of the scope whose jobs it runs (see
     /// [`CountDebt`]).
     pub(crate) scope_debt: CountDebt,
@@ -254,6 +258,7 @@ impl WorkerThread {
             shared: NonNull::from(&*registry.workers[index]),
             index,
             last_promotion: Cell::new(None),
+            fork_came_back: Cell::new(false),
             scope_debt: CountDebt::new(),
             promotion_gap,
             registry,
@@ -419,6 +424,18 @@ impl WorkerThread {
         }
     }
 
+    /// A shared fork of this member's came back done (see `fork_came_back`).
+    #[inline]
+    pub(crate) fn fork_came_back(&self) {
+        self.fork_came_back.set(true);
+    }
+
+    /// Whether a shared fork came back since the last call (which forgets it).
+    #[inline]
+    pub(crate) fn take_fork_came_back(&self) -> bool {
+        self.fork_came_back.replace(false)
+    }
+
     /// The fork path's heartbeat check: one relaxed load and a cold branch.
     #[inline(always)]
     pub(crate) fn poll_heartbeat(&self) {
@@ -578,8 +595,13 @@ impl WorkerThread {
             let spin = policy::spin_limit(self.registry.heartbeat_interval, self.mechanisms);
             let request_period = spin / REQUESTS_PER_SPIN;
             let requests = takes_forks && self.mechanisms.has(Mechanism::Requests);
+            // With `next-phase-split`, `done()` is looked at in every round, as an idle
+            // worker looks at its queues: a guest waiting for the thief of its loop's
+            // upper half goes on within a round of the thief's end, not SPIN_ROUNDS
+            // pauses later (a phase's whole margin on a VM).
+            let looks_each_round = self.mechanisms.has(Mechanism::NextPhaseSplit);
             let mut next_request = start;
-            while !done() && !has_work() && !fork_waits() {
+            'spin: while !done() && !has_work() && !fork_waits() {
                 let now = time::now();
                 if now.duration_since(start) >= spin {
                     break;
@@ -596,6 +618,9 @@ impl WorkerThread {
                     next_request = now + request_period;
                 }
                 for _ in 0..SPIN_ROUNDS {
+                    if looks_each_round && done() {
+                        break 'spin;
+                    }
                     std::hint::spin_loop();
                 }
             }

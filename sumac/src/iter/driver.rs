@@ -22,19 +22,45 @@ where
     C: Consumer<P::Item>,
 {
     registry::in_worker(move |worker| {
+        let next_phase = worker.mechanisms.has(Mechanism::NextPhaseSplit);
+        let came_back = worker.take_fork_came_back() && next_phase;
         if worker.solo && worker.registry().forced_splits == 0 && len <= producer.max_len() {
             run_as_one_block(producer, consumer)
         } else if len >= 2
             && producer.min_len() <= 1
             && len <= producer.max_len()
             && worker.mechanisms.has(Mechanism::FirstItemSplit)
-            && worker.registry().workers_waiting() > 0
+            && (came_back || worker.registry().workers_waiting() > 0)
         {
-            split_off_first_item(producer, len, consumer)
+            let part =
+                if next_phase && (came_back || worker.registry().queues.sleep.anyone_searching()) {
+                    Part::NextPhase
+                } else {
+                    Part::Whole
+                };
+            split_off_first_item(producer, len, consumer, part)
         } else {
-            drive(producer, len, consumer, 1, 0, true)
+            drive(producer, len, consumer, 1, 0, Part::Whole)
         }
     })
+}
+
+/// What part of its loop a piece is, for the rules of the loop's first split.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Part {
+    /// The loop itself, or all of it but a first item split off.
+    Whole,
+    /// [`Whole`](Self::Whole), started while a member spun for work or just after a
+    /// shared fork of this member's came back, whose runner is about to spin
+    /// (`next-phase-split`): its first split comes after its first block that a rough
+    /// rate can tell of, if its upper half is worth a first split, without waiting for
+    /// a request. Back-to-back phases (sweeps, pivot steps) otherwise lose their
+    /// hand-off: the request of the member that ran the last phase's upper half is
+    /// served by that phase's tail or arrives after this phase's first block, and a
+    /// cheap first item (a boundary row) makes the second block span the phase.
+    NextPhase,
+    /// A piece split off a loop.
+    Piece,
 }
 
 /// A loop that starts while a worker of its pool waits for work: its first item runs as
@@ -50,7 +76,7 @@ where
 /// If another worker took the rest, the first item had run for at least a heartbeat
 /// interval by then: the rest's items are taken to be long too, and it is halved down to
 /// single items before any of them runs (see [`LONG_ITEM_LEVELS`]).
-fn split_off_first_item<P, C>(producer: P, len: usize, consumer: C) -> C::Result
+fn split_off_first_item<P, C>(producer: P, len: usize, consumer: C, part: Part) -> C::Result
 where
     P: Producer,
     C: Consumer<P::Item>,
@@ -69,7 +95,7 @@ where
             } else {
                 0
             };
-            drive(rest_p, len - 1, rest_c, 1, long_items, true)
+            drive(rest_p, len - 1, rest_c, 1, long_items, part)
         },
         ForkSize::RestOfLoop,
     );
@@ -95,7 +121,7 @@ where
 
 /// The sequential loop of one piece of `len` items; `block` is the starting block size.
 /// A piece whose items are known to be long is halved `long_items` more times before it
-/// runs any (see [`LONG_ITEM_LEVELS`]). `whole`: the piece is the loop itself (or all of
+/// runs any (see [`LONG_ITEM_LEVELS`]). `part`: the piece is the loop itself (or all of
 /// it but a first item split off), so that its first split is the loop's.
 fn drive<P, C>(
     producer: P,
@@ -103,7 +129,7 @@ fn drive<P, C>(
     consumer: C,
     block: usize,
     long_items: u32,
-    whole: bool,
+    part: Part,
 ) -> C::Result
 where
     P: Producer,
@@ -125,9 +151,9 @@ where
     }
     // `DETACHES` is a constant: only one of the two loops is compiled in for a consumer.
     if C::DETACHES {
-        drive_blocks::<P, C, DetachingFold<P::Item, C>>(producer, len, min, consumer, block, whole)
+        drive_blocks::<P, C, DetachingFold<P::Item, C>>(producer, len, min, consumer, block, part)
     } else {
-        drive_blocks::<P, C, SplittingFold<P::Item, C>>(producer, len, min, consumer, block, whole)
+        drive_blocks::<P, C, SplittingFold<P::Item, C>>(producer, len, min, consumer, block, part)
     }
 }
 
@@ -286,14 +312,14 @@ fn block_items(poll: &LoopPoll, block: usize, len: usize, min: usize) -> usize {
 }
 
 /// The block loop of [`drive`] over a non-empty piece, folding with `F`; `min` is the
-/// producer's smallest piece (at least 1); `whole` as for [`drive`].
+/// producer's smallest piece (at least 1); `part` as for [`drive`].
 fn drive_blocks<P, C, F>(
     mut producer: P,
     mut len: usize,
     min: usize,
     consumer: C,
     mut block: usize,
-    whole: bool,
+    part: Part,
 ) -> C::Result
 where
     P: Producer,
@@ -303,7 +329,20 @@ where
     let mut folded = F::start(consumer);
     let poll = LoopPoll::current();
     let thresholds = clock::loop_ticks();
-    let first_split_is_small = whole && poll.has(Mechanism::SmallFirstSplit);
+    let first_split_is_small = part != Part::Piece && poll.has(Mechanism::SmallFirstSplit);
+    // The loop's first split hands half of a phase to whoever asked: worth it from less
+    // work than a later split's (`small-first-split`).
+    let upper_half_big = |len: usize, rate| {
+        if first_split_is_small {
+            thresholds.is_big_at_first_split(len / 2, rate)
+        } else {
+            thresholds.is_big(len / 2, rate)
+        }
+    };
+    // A member is there or on its way to take a half (`Part::NextPhase`): the loop splits
+    // after its first block that a rough rate can tell of, if worth it.
+    let mut taker_expected = part == Part::NextPhase;
+    let mut rough_rate = None;
     let timed_growth = poll.has(Mechanism::TimedGrowth);
     let mut last = clock::ticks();
     // A guest's piece asks for the heartbeat once, when it has lasted.
@@ -320,16 +359,18 @@ where
         // three must hold at least `min` items.
         let heartbeat = rate.is_some() && poll.pending();
         if (heartbeat || poll.force_split()) && len / 2 >= min && folded.may_detach(min) {
-            // The loop's first split hands half of a phase to whoever asked: worth it
-            // from less work than a later split's (`small-first-split`).
-            let big = rate.is_some_and(|rate| {
-                if first_split_is_small {
-                    thresholds.is_big_at_first_split(len / 2, rate)
-                } else {
-                    thresholds.is_big(len / 2, rate)
-                }
-            });
+            let big = rate.is_some_and(|rate| upper_half_big(len, rate));
             return split_rest(folded, producer, len, block, big, 0);
+        }
+        if let Some(rough) = rough_rate {
+            // Once only: a member not answered now finds other work or asks.
+            rough_rate = None;
+            taker_expected = false;
+            if len / 2 >= min && folded.may_detach(min) && upper_half_big(len, rough) {
+                // The split's join polls the flag raised here and shares the upper half.
+                poll.ask();
+                return split_rest(folded, producer, len, block, true, 0);
+            }
         }
         let n = block_items(&poll, block, len, min);
         if n == len {
@@ -352,6 +393,9 @@ where
         let now = clock::ticks();
         let ticks = now.wrapping_sub(last);
         rate = thresholds.rate(ticks, n).or(rate);
+        if taker_expected {
+            rough_rate = thresholds.rough_rate(ticks, n);
+        }
         if n == 1
             && thresholds.is_long_item(ticks)
             && poll.has(Mechanism::EagerSplit)
@@ -425,8 +469,8 @@ where
     let (left_p, right_p) = producer.split_at(mid);
     let (left_c, right_c, reducer) = consumer.split_at(mid);
     let (left, right) = join_hinted(
-        move || drive(left_p, mid, left_c, block, long_items, false),
-        move || drive(right_p, len - mid, right_c, block, long_items, false),
+        move || drive(left_p, mid, left_c, block, long_items, Part::Piece),
+        move || drive(right_p, len - mid, right_c, block, long_items, Part::Piece),
         if upper_is_big {
             ForkSize::Big
         } else {
@@ -479,6 +523,15 @@ impl LoopPoll {
         // SAFETY: the flag lives in the registry of this thread's worker (kept alive by
         // the worker for the life of the thread) or is a static; the handle is `!Send`.
         unsafe { self.flag.as_ref() }.load(Ordering::Relaxed)
+    }
+
+    /// Raises this worker's own flag, as a request would: the next poll shares its oldest
+    /// eligible forks with whoever waits.
+    pub(crate) fn ask(&self) {
+        // SAFETY: a non-null thread-local pointer refers to this thread's live worker.
+        if let Some(worker) = unsafe { WorkerThread::current().as_ref() } {
+            worker.shared().heartbeat.store(true, Ordering::Relaxed);
+        }
     }
 
     /// [`pending`](Self::pending), or a split forced by the pool's testing aid.

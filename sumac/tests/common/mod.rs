@@ -22,6 +22,25 @@ pub fn pool_with_heartbeat(threads: usize, interval: Duration) -> sumac::ThreadP
         .expect("build pool")
 }
 
+/// A two-worker pool whose heartbeat fires every `interval`, with each listed mechanism
+/// switched on or off (tests that show what one mechanism does, against a long interval
+/// so that no tick does it instead).
+pub fn two_worker_pool_with(
+    interval: Duration,
+    mechanisms: &[(sumac::Mechanism, bool)],
+) -> sumac::ThreadPool {
+    mechanisms
+        .iter()
+        .fold(
+            sumac::ThreadPoolBuilder::new()
+                .num_threads(2)
+                .heartbeat_interval(interval),
+            |builder, &(mechanism, on)| builder.mechanism(mechanism, on),
+        )
+        .build()
+        .expect("build pool")
+}
+
 /// A [`stress_pool`] whose worker 0 is the calling thread (`use_current_thread`): it acts
 /// as that worker whenever it calls into the pool (or `join`, `scope`...).
 pub fn current_thread_stress_pool(threads: usize) -> sumac::ThreadPool {

@@ -193,12 +193,10 @@ fn a_member_spinning_for_work_ticks_in_the_heartbeat_threads_stead() {
     use sumac::prelude::*;
     use sumac::Mechanism;
     fn spinning_ticks(on: bool, rounds_off: usize) -> u64 {
-        let pool = ThreadPoolBuilder::new()
-            .num_threads(2)
-            .heartbeat_interval(Duration::from_micros(20))
-            .mechanism(Mechanism::SpinnersTick, on)
-            .build()
-            .unwrap();
+        let pool = common::two_worker_pool_with(
+            Duration::from_micros(20),
+            &[(Mechanism::SpinnersTick, on)],
+        );
         let before = pool.stats();
         let start = std::time::Instant::now();
         // Short loops back to back, so that an idle worker spins between them while the

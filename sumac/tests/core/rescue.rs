@@ -58,18 +58,16 @@ fn join_shares_b_while_a_runs_without_forks() {
 /// second closure before the first gives up.
 #[test]
 fn a_spinning_worker_rescues_a_fork_behind_a_leaf_without_waiting_for_a_tick() {
-    use sumac::{Mechanism, ThreadPoolBuilder};
+    use sumac::Mechanism;
     /// How long the first closure waits for the second.
     const WAIT: Duration = Duration::from_secs(2);
     /// How often it spawns a job to wake a worker.
     const WAKE_EVERY: Duration = Duration::from_millis(2);
     fn met(on: bool) -> bool {
-        let pool = ThreadPoolBuilder::new()
-            .num_threads(2)
-            .heartbeat_interval(Duration::from_secs(3600))
-            .mechanism(Mechanism::SpinnersRescue, on)
-            .build()
-            .unwrap();
+        let pool = common::two_worker_pool_with(
+            Duration::from_secs(3600),
+            &[(Mechanism::SpinnersRescue, on)],
+        );
         let arrived = AtomicBool::new(false);
         let (a, ()) = pool.install(|| {
             sumac::join(

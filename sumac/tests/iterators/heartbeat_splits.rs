@@ -85,6 +85,48 @@ fn a_timed_loop_is_shared_without_waiting_for_the_heartbeat() {
     panic!("a 10 ms loop never reached the idle worker in 20 attempts");
 }
 
+/// A loop that starts while a worker spins for work splits after its first timed block
+/// and hands its upper half over at once (`next-phase-split`), although nobody asks:
+/// here idle workers raise no requests and ticks are an hour apart. Each attempt first
+/// runs a broadcast, so that the workers start it in their spin; up to 20 attempts. The
+/// loop lasts 10 ms, so that on a loaded machine the worker gets a core before the
+/// caller would take the queued half back (with a 0.5 ms loop, 4 runs in 10 failed
+/// beside three busy processes). Switched off, nothing ever shares the loop: no flag is
+/// raised, which a split of `eager-split` would need, and no tick or request comes,
+/// which a rescue would, so all 20 attempts run it on the caller alone.
+#[test]
+fn a_loop_started_beside_a_spinning_worker_splits_without_being_asked() {
+    use std::thread::ThreadId;
+    use sumac::Mechanism;
+    fn spreads(on: bool) -> bool {
+        let pool = crate::common::two_worker_pool_with(
+            Duration::from_secs(3600),
+            &[
+                (Mechanism::Requests, false),
+                (Mechanism::NextPhaseSplit, on),
+            ],
+        );
+        (0..20).any(|_| {
+            pool.broadcast(|_| ());
+            let threads: HashSet<ThreadId> = pool.install(|| {
+                (0..2_000)
+                    .into_par_iter()
+                    .map(|_| {
+                        spin(5);
+                        std::thread::current().id()
+                    })
+                    .collect()
+            });
+            threads.len() > 1
+        })
+    }
+    assert!(
+        spreads(true),
+        "no loop reached the spinning worker in 20 attempts"
+    );
+    assert!(!spreads(false), "something else shared the loop");
+}
+
 #[test]
 fn order_is_kept_under_heartbeat_splits() {
     let pool = pool(4);
