@@ -102,6 +102,11 @@ pub(crate) const CHEAP_ITEMS_BIG_NS: u64 = 2_500;
 /// far less than half of it.
 pub(crate) const FIRST_SPLIT_BIG_NS: u64 = 2_500;
 
+/// A loop that starts at most this long after a shared fork of its caller came back is
+/// the next of back-to-back phases (`next-phase-split`): the fork's thief is then still
+/// on its way back to its spin, which takes it well under a microsecond.
+pub(crate) const BACK_TO_BACK_NS: u64 = 2_000;
+
 /// How many clock reads' time a loop block must last, net of the clock's own cost,
 /// before it rates its items: the reads' jitter is then a small part of it.
 pub(crate) const TIMED_BLOCK_READS: u64 = 4;
@@ -569,6 +574,7 @@ pub(crate) struct LoopTicks {
     pub(crate) big_work: u64,
     pub(crate) cheap_items_big: u64,
     pub(crate) first_split_big: u64,
+    pub(crate) back_to_back: u64,
     /// What two back-to-back reads of the clock measure: counted in every timed block.
     pub(crate) read_cost: u64,
 }
@@ -592,6 +598,7 @@ impl LoopTicks {
             big_work: ticks(BIG_WORK_NS),
             cheap_items_big: ticks(CHEAP_ITEMS_BIG_NS),
             first_split_big: ticks(FIRST_SPLIT_BIG_NS),
+            back_to_back: ticks(BACK_TO_BACK_NS),
             read_cost: 0,
         }
     }
@@ -691,6 +698,13 @@ impl LoopTicks {
         } else {
             items.saturating_mul(rate.gross_1024) / 1024 >= costly_bar
         }
+    }
+
+    /// Whether a loop that starts `ticks` ticks after a shared fork of its caller came
+    /// back follows it back to back (see [`BACK_TO_BACK_NS`]).
+    #[inline]
+    pub(crate) fn is_back_to_back(&self, ticks: u64) -> bool {
+        ticks <= self.back_to_back
     }
 
     /// Whether a single item that took `ticks` ticks is long (`eager-split`).
@@ -856,6 +870,15 @@ mod tests {
         let rough = ticks.rough_rate(60, 1).unwrap();
         assert!(ticks.is_big_at_first_split(43, rough));
         assert!(!ticks.is_big_at_first_split(41, rough));
+    }
+
+    #[test]
+    fn a_loop_follows_a_returned_fork_back_to_back_only_within_the_bound() {
+        // A clock of 1 tick per ns.
+        let ticks = LoopTicks::new(1024 * 1000);
+        assert!(ticks.is_back_to_back(0));
+        assert!(ticks.is_back_to_back(BACK_TO_BACK_NS));
+        assert!(!ticks.is_back_to_back(BACK_TO_BACK_NS + 1));
     }
 
     #[test]

@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use crossbeam_utils::CachePadded;
 
+use crate::clock;
 use crate::job::{JobHeader, JobRef, TAKEN};
 use crate::job_list::{JobList, NextTask, RescueSlot};
 use crate::latch::CountDebt;
@@ -146,10 +147,10 @@ pub(crate) struct WorkerThread {
     pub(crate) registry: ManuallyDrop<Arc<Registry>>,
     /// When this member last shared forks of unknown size (`None`: never).
     pub(crate) last_promotion: Cell<Option<Instant>>,
-    /// A fork of this member's that was shared came back done since the last parallel
-    /// loop started here: whoever ran it is about to look for work again
-    /// (`next-phase-split`, see `iter/driver.rs`).
-    fork_came_back: Cell<bool>,
+    /// When (in [`clock`] ticks; 0: not since the last parallel loop started here) a
+    /// fork of this member's that was shared came back done: whoever ran it is about to
+    /// look for work again (`next-phase-split`, see `iter/driver.rs`).
+    fork_came_back_at: Cell<u64>,
     /// Decrements this member owes to the count of the scope whose jobs it runs (see
     /// [`CountDebt`]).
     pub(crate) scope_debt: CountDebt,
@@ -258,7 +259,7 @@ impl WorkerThread {
             shared: NonNull::from(&*registry.workers[index]),
             index,
             last_promotion: Cell::new(None),
-            fork_came_back: Cell::new(false),
+            fork_came_back_at: Cell::new(0),
             scope_debt: CountDebt::new(),
             promotion_gap,
             registry,
@@ -424,16 +425,22 @@ impl WorkerThread {
         }
     }
 
-    /// A shared fork of this member's came back done (see `fork_came_back`).
+    /// A shared fork of this member's came back done (see `fork_came_back_at`).
     #[inline]
     pub(crate) fn fork_came_back(&self) {
-        self.fork_came_back.set(true);
+        if self.mechanisms.has(Mechanism::NextPhaseSplit) {
+            self.fork_came_back_at.set(clock::ticks().max(1));
+        }
     }
 
-    /// Whether a shared fork came back since the last call (which forgets it).
+    /// Whether a shared fork came back since the last call (which forgets it) and just
+    /// now, so that the loop starting here is the next of back-to-back phases (see
+    /// [`LoopTicks::is_back_to_back`](policy::LoopTicks::is_back_to_back)); one that came
+    /// back earlier tells nothing of where its thief is now.
     #[inline]
     pub(crate) fn take_fork_came_back(&self) -> bool {
-        self.fork_came_back.replace(false)
+        let at = self.fork_came_back_at.replace(0);
+        at != 0 && clock::loop_ticks().is_back_to_back(clock::ticks().wrapping_sub(at))
     }
 
     /// The fork path's heartbeat check: one relaxed load and a cold branch.
