@@ -842,6 +842,14 @@ static BIKESHED_COUNTER: AtomicU64 = AtomicU64::new(0);
 mod tests {
     use super::*;
 
+    /// The sumac variants add to statics, one run at a time: the tests that run them
+    /// (in parallel threads of one test binary) take turns.
+    fn one_sumac_run_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+        static TURN: std::sync::Mutex<()> = std::sync::Mutex::new(());
+        TURN.lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
     #[test]
     fn shapes_have_their_sizes_and_forward_edges() {
         let chain = build_dag(Shape::LinearChain, 10, 1);
@@ -891,6 +899,7 @@ mod tests {
     #[test]
     fn a_graph_is_rebuilt_in_each_new_pool_even_of_the_same_size() {
         use crate::impls::Pool;
+        let _turn = one_sumac_run_at_a_time();
         let w = ShapeWorkload::new(Shape::LinearChain, 64, 1);
         let mut state = w.new_state();
         let seq = w.run(&mut Ctx::Seq, &mut state, 0);
@@ -909,6 +918,7 @@ mod tests {
 
     #[test]
     fn every_implementation_computes_the_same_sum() {
+        let _turn = one_sumac_run_at_a_time();
         let pool = sumac::ThreadPoolBuilder::new()
             .num_threads(2)
             .build()
