@@ -4,7 +4,7 @@
 //! on loom threads.
 //!
 //! Run with
-//! `RUSTFLAGS="--cfg loom" cargo test -p sumac --lib --release loom_pool -- --test-threads=1`.
+//! `RUSTFLAGS="--cfg loom" cargo test -p sumac --lib --profile release-test loom_pool -- --test-threads=1`.
 //!
 //! # How a model drives a pool
 //! Under `cfg(loom)`, `crate::sync` gives the pool loom's threads, thread-locals and a

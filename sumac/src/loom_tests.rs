@@ -6,7 +6,7 @@
 //! every model by subject.
 //!
 //! Run with
-//! `RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test -p sumac --lib --release loom_ -- --test-threads=1`.
+//! `RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test -p sumac --lib --profile release-test loom_ -- --test-threads=1`.
 //!
 //! # What a failure looks like
 //! The closures write into a [`Slot`] (a loom `UnsafeCell`), and the thread that waited

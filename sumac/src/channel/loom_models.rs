@@ -10,7 +10,7 @@
 //! wrong delivery fails an assertion.
 //!
 //! Run with
-//! `RUSTFLAGS="--cfg loom" cargo test -p sumac --lib --release loom_ -- --test-threads=1`.
+//! `RUSTFLAGS="--cfg loom" cargo test -p sumac --lib --profile release-test loom_ -- --test-threads=1`.
 
 use std::sync::atomic::Ordering;
 

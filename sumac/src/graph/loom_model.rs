@@ -5,7 +5,7 @@
 //! dependents lists, the free stacks) is the code that runs in the pool.
 //!
 //! Run with
-//! `RUSTFLAGS="--cfg loom" cargo test -p sumac --lib --release loom_graph -- --test-threads=1`.
+//! `RUSTFLAGS="--cfg loom" cargo test -p sumac --lib --profile release-test loom_graph -- --test-threads=1`.
 //!
 //! A stranded ready task (a runner leaving as a task becomes ready, with no other runner
 //! started) shows as a task that never ran; a task released before all its dependencies
