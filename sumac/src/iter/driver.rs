@@ -51,10 +51,11 @@ enum Part {
     /// The loop itself, or all of it but a first item split off.
     Whole,
     /// [`Whole`](Self::Whole), started while a member spun for work or just after a
-    /// shared fork of this member's came back, whose runner is about to spin
-    /// (`next-phase-split`): its first split comes after its first block that a rough
-    /// rate can tell of, if its upper half is worth a first split, without waiting for
-    /// a request. Back-to-back phases (sweeps, pivot steps) otherwise lose their
+    /// shared fork of this member's came back (within
+    /// [`BACK_TO_BACK_NS`](crate::policy::BACK_TO_BACK_NS)), whose runner is about to
+    /// spin (`next-phase-split`): its first split comes after its first block that a
+    /// rough rate can tell of, if its upper half is worth a first split, without waiting
+    /// for a request. Back-to-back phases (sweeps, pivot steps) otherwise lose their
     /// hand-off: the request of the member that ran the last phase's upper half is
     /// served by that phase's tail or arrives after this phase's first block, and a
     /// cheap first item (a boundary row) makes the second block span the phase.
