@@ -615,34 +615,29 @@ impl LoopTicks {
     /// clock).
     #[inline]
     pub(crate) fn rate(&self, ticks: u64, n: usize) -> Option<ItemRate> {
-        if !self.outlasts_clock(ticks) {
-            return None;
-        }
-        let net = ticks.saturating_sub(self.read_cost);
-        let n = (n as u64).max(1);
-        Some(ItemRate {
-            gross_1024: ticks.saturating_mul(1024) / n,
-            net_1024: net.saturating_mul(1024) / n,
-        })
+        self.outlasts_clock(ticks).then(|| self.item_rate(ticks, n))
     }
 
-    /// A rough rate of a block of `n` items that took `ticks`: its [`rate`](Self::rate),
-    /// or, for a block too short for one that still lasted a clock read beyond the
-    /// clock's own cost, its time per item with the read (an overstatement, by at most
-    /// half). `None` for a block that timed mostly the clock.
+    /// A rough rate of a block of `n` items that took `ticks`: the same figures as
+    /// [`rate`](Self::rate), for any block that lasted a clock read beyond the clock's
+    /// own cost (for one too short for `rate`, its time per item with the read is an
+    /// overstatement, by at most half). `None` for a block that timed mostly the clock.
     #[inline]
     pub(crate) fn rough_rate(&self, ticks: u64, n: usize) -> Option<ItemRate> {
+        (ticks.saturating_sub(self.read_cost) >= self.read_cost.max(1))
+            .then(|| self.item_rate(ticks, n))
+    }
+
+    /// The cost per item of a block of `n` items that took `ticks`, with and without
+    /// the clock's own cost.
+    #[inline]
+    fn item_rate(&self, ticks: u64, n: usize) -> ItemRate {
         let net = ticks.saturating_sub(self.read_cost);
-        if net < self.read_cost.max(1) {
-            return None;
+        let n = (n as u64).max(1);
+        ItemRate {
+            gross_1024: ticks.saturating_mul(1024) / n,
+            net_1024: net.saturating_mul(1024) / n,
         }
-        self.rate(ticks, n).or_else(|| {
-            let n = (n as u64).max(1);
-            Some(ItemRate {
-                gross_1024: ticks.saturating_mul(1024) / n,
-                net_1024: net.saturating_mul(1024) / n,
-            })
-        })
     }
 
     /// Whether a block that took `ticks` lasted [`TIMED_BLOCK_READS`] clock reads beyond
