@@ -90,10 +90,9 @@ fn a_timed_loop_is_shared_without_waiting_for_the_heartbeat() {
 /// here idle workers raise no requests and ticks are an hour apart. Each attempt first
 /// runs a broadcast, so that the workers start it in their spin; up to 20 attempts. The
 /// loop lasts 10 ms, so that on a loaded machine the worker gets a core before the
-/// caller would take the queued half back (with a 0.5 ms loop, 4 runs in 10 failed
-/// beside three busy processes). Switched off, nothing ever shares the loop: no flag is
-/// raised, which a split of `eager-split` would need, and no tick or request comes,
-/// which a rescue would, so all 20 attempts run it on the caller alone.
+/// caller would take the queued half back. Switched off, nothing ever shares the loop:
+/// no flag is raised, which a split of `eager-split` would need, and no tick or request
+/// comes, which a rescue would, so all 20 attempts run it on the caller alone.
 #[test]
 fn a_loop_started_beside_a_spinning_worker_splits_without_being_asked() {
     use std::thread::ThreadId;
