@@ -404,6 +404,42 @@ fn loom_pool_a_guests_spawned_job_reaches_a_worker_going_to_sleep() {
     });
 }
 
+/// A thread outside a one-thread pool opens a FIFO scope, spawns a job into it and
+/// blocks until the job answers (lending its jobs to the pool's worker, which runs that
+/// one), then spawns two more: the caller is the pool's one thread again, so those two
+/// run on the caller, in the order they were spawned, although the worker, back from
+/// the first job, searches every member's deques meanwhile. (A steal that saw the
+/// caller's deques open just before the caller closed them must not take a job pushed
+/// after that: the caller waits for such steals to end.)
+#[test]
+fn loom_pool_a_one_thread_pools_caller_runs_its_spawned_jobs_itself_in_order() {
+    model(Some(3), || {
+        let pool = builder(1)
+            .mechanism(Mechanism::Guests, true)
+            .build()
+            .expect("a model pool builds");
+        let order = loom::sync::Mutex::new(Vec::new());
+        pool.scope_fifo(|scope| {
+            let (sender, answer) = oneshot::<()>();
+            scope.spawn_fifo(move |_| sender.send(()).unwrap());
+            assert_eq!(answer.recv(), Ok(()));
+            for job in 0..2 {
+                let order = &order;
+                scope.spawn_fifo(move |_| {
+                    let on = crate::current_thread_index();
+                    order.lock().unwrap().push((job, on));
+                });
+            }
+        });
+        assert_eq!(
+            *order.lock().unwrap(),
+            [(0, None), (1, None)],
+            "both jobs ran on the caller (index None), oldest first"
+        );
+        drop(pool);
+    });
+}
+
 /// Worker 0 spawns a job in its scope (on its own deque, LIFO or FIFO) and completes
 /// the scope, where its wait pops its own job, while worker 1 may steal it: the job
 /// runs exactly once, by either, and the scope returns only after it ran (when worker 1

@@ -24,7 +24,7 @@ use std::collections::VecDeque;
 use crate::job::{JobRef, QUEUED, RECLAIMED, TAKEN};
 use crate::sleep::Sleep;
 use crate::sync::deque::{Injector, Steal, Stealer, Worker};
-use crate::sync::{self, AtomicBool, AtomicUsize, Mutex, Ordering};
+use crate::sync::{self, fence, AtomicBool, AtomicUsize, Mutex, Ordering};
 
 /// A member's two deques of spawned jobs, owner's end (see [`Queues::deques_for`]).
 pub(crate) struct SpawnDeques {
@@ -54,12 +54,59 @@ struct MemberStealers {
     /// one-thread pool, which is that pool's one thread while it runs): no one steals
     /// them, and they are not work for anyone else.
     private: AtomicBool,
+    /// Thieves that found `private` false and have not finished their steal yet
+    /// (counted only where members may keep their jobs private): a member making its
+    /// jobs private waits until none is left, so that no steal that saw its deques open
+    /// takes a job it pushes after closing them.
+    thieves: AtomicUsize,
 }
 
 impl MemberStealers {
     /// Whether this member has spawned jobs others may take.
     fn has_public_jobs(&self) -> bool {
         !self.private.load(Ordering::SeqCst) && (!self.lifo.is_empty() || !self.fifo.is_empty())
+    }
+
+    /// Steals a batch of this member's jobs into `own` (LIFO jobs, then FIFO ones), unless
+    /// it keeps them private. `counted`: the pool has members that may make their jobs
+    /// private, so a steal from a member whose jobs are public is announced in `thieves`
+    /// first.
+    ///
+    /// The announcement and the member's closing ([`close`](Self::close)) are the two
+    /// sides of a store-buffering pattern, each a write, a `SeqCst` fence and a read:
+    /// either the thief reads `private` as true and steals nothing, or the member reads
+    /// the thief's announcement and waits for the steal to end before it pushes a private
+    /// job.
+    fn steal_into(&self, own: &SpawnDeques, counted: bool) -> Option<JobRef> {
+        if self.private.load(Ordering::SeqCst) {
+            return None;
+        }
+        if counted {
+            self.thieves.fetch_add(1, Ordering::Relaxed);
+            fence(Ordering::SeqCst);
+            if self.private.load(Ordering::Relaxed) {
+                self.thieves.fetch_sub(1, Ordering::Release);
+                return None;
+            }
+        }
+        let job = steal_from(|| self.lifo.steal_batch_and_pop(&own.lifo))
+            .or_else(|| steal_from(|| self.fifo.steal_batch_and_pop(&own.fifo)));
+        if counted {
+            // Release: the member that waits for this steal to end sees its effects.
+            self.thieves.fetch_sub(1, Ordering::Release);
+        }
+        job
+    }
+
+    /// Makes this member's jobs private: returns once no thief that may have seen them
+    /// public is still stealing (see [`steal_into`](Self::steal_into)).
+    fn close(&self) {
+        self.private.store(true, Ordering::SeqCst);
+        fence(Ordering::SeqCst);
+        while self.thieves.load(Ordering::Acquire) != 0 {
+            // A steal is a few dozen instructions: a thief still counted was preempted.
+            sync::thread::yield_now();
+        }
     }
 }
 
@@ -80,6 +127,9 @@ pub(crate) struct Queues {
     stealers: Box<[MemberStealers]>,
     /// The owners' ends, per member, while no thread is that member (see `deques_for`).
     unclaimed: Box<[UnclaimedDeques]>,
+    /// Members may keep their spawned jobs private (see
+    /// [`keep_private`](Self::keep_private)): thieves announce their steals.
+    private_members: bool,
 }
 
 /// A member's deques while no thread is that member.
@@ -95,7 +145,10 @@ struct UnclaimedDeques(UnsafeCell<Option<SpawnDeques>>);
 unsafe impl Sync for UnclaimedDeques {}
 
 impl Queues {
-    pub(crate) fn new(members: usize) -> Self {
+    /// Queues for `members` members; the members from `first_private` on (the seats of
+    /// a one-thread pool's callers) may keep their spawned jobs private, and start so:
+    /// nothing is theirs to share until a caller lends its jobs.
+    pub(crate) fn new(members: usize, first_private: Option<usize>) -> Self {
         let deques: Vec<SpawnDeques> = (0..members)
             .map(|_| SpawnDeques {
                 lifo: Worker::new_lifo(),
@@ -104,10 +157,12 @@ impl Queues {
             .collect();
         let stealers = deques
             .iter()
-            .map(|deques| MemberStealers {
+            .enumerate()
+            .map(|(index, deques)| MemberStealers {
                 lifo: deques.lifo.stealer(),
                 fifo: deques.fifo.stealer(),
-                private: AtomicBool::new(false),
+                private: AtomicBool::new(first_private.is_some_and(|first| index >= first)),
+                thieves: AtomicUsize::new(0),
             })
             .collect();
         Queues {
@@ -122,6 +177,7 @@ impl Queues {
                 .into_iter()
                 .map(|deques| UnclaimedDeques(UnsafeCell::new(Some(deques))))
                 .collect(),
+            private_members: first_private.is_some(),
         }
     }
 
@@ -226,7 +282,11 @@ impl Queues {
         if member.private.load(Ordering::Relaxed) == private {
             return;
         }
-        member.private.store(private, Ordering::SeqCst);
+        if private {
+            member.close();
+            return;
+        }
+        member.private.store(false, Ordering::SeqCst);
         if member.has_public_jobs() {
             self.sleep.new_work();
         }
@@ -249,12 +309,7 @@ impl Queues {
         let job = steal_from(|| self.injector.steal_batch_and_pop(&own.fifo)).or_else(|| {
             let members = self.stealers.len();
             (1..members).find_map(|offset| {
-                let member = &self.stealers[(me + offset) % members];
-                if member.private.load(Ordering::SeqCst) {
-                    return None;
-                }
-                steal_from(|| member.lifo.steal_batch_and_pop(&own.lifo))
-                    .or_else(|| steal_from(|| member.fifo.steal_batch_and_pop(&own.fifo)))
+                self.stealers[(me + offset) % members].steal_into(own, self.private_members)
             })
         })?;
         self.sleep.hand_off(|| self.has_spawned_work());

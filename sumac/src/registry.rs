@@ -131,7 +131,8 @@ impl Registry {
             })
             .collect();
         let registry = Arc::new(Registry {
-            queues: Queues::new(members),
+            // A caller taking part in a one-thread pool keeps its spawned jobs private.
+            queues: Queues::new(members, (num_threads == 1).then_some(num_threads)),
             workers,
             num_workers: num_threads,
             seats: GuestSeats::new(num_threads, seats),
