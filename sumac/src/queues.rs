@@ -20,6 +20,7 @@
 
 use std::cell::UnsafeCell;
 use std::collections::VecDeque;
+use std::ptr::NonNull;
 
 use crate::job::{JobRef, QUEUED, RECLAIMED, TAKEN};
 use crate::sleep::Sleep;
@@ -125,24 +126,24 @@ pub(crate) struct Queues {
     injector: Injector<JobRef>,
     /// The thieves' ends of every member's deques.
     stealers: Box<[MemberStealers]>,
-    /// The owners' ends, per member, while no thread is that member (see `deques_for`).
-    unclaimed: Box<[UnclaimedDeques]>,
+    /// The owners' ends, per member (see `deques_for`).
+    owned: Box<[OwnersDeques]>,
     /// Members may keep their spawned jobs private (see
     /// [`keep_private`](Self::keep_private)): thieves announce their steals.
     private_members: bool,
 }
 
-/// A member's deques while no thread is that member.
+/// A member's deques, owner's end, in place for the pool's life.
 ///
-/// Only the thread that is member `index` touches slot `index`: a worker once, as it
-/// starts; a caller taking part between claiming seat `index` and freeing it, and the
-/// seat's claim (acquire) and release (release) order one holder's accesses before the
-/// next holder's.
-struct UnclaimedDeques(UnsafeCell<Option<SpawnDeques>>);
+/// Only the thread that is member `index` touches slot `index`: a worker for its life;
+/// a caller taking part between claiming seat `index` and freeing it, and the seat's
+/// claim (acquire) and release (release) order one holder's accesses before the next
+/// holder's.
+struct OwnersDeques(UnsafeCell<SpawnDeques>);
 
 // SAFETY: see the type's documentation: one thread at a time accesses the cell, with a
 // happens-before edge between successive threads; `SpawnDeques` is `Send`.
-unsafe impl Sync for UnclaimedDeques {}
+unsafe impl Sync for OwnersDeques {}
 
 impl Queues {
     /// Queues for `members` members; the members from `first_private` on (the seats of
@@ -173,35 +174,23 @@ impl Queues {
             addressed: (0..members).map(|_| AtomicUsize::new(0)).collect(),
             injector: Injector::new(),
             stealers,
-            unclaimed: deques
+            owned: deques
                 .into_iter()
-                .map(|deques| UnclaimedDeques(UnsafeCell::new(Some(deques))))
+                .map(|deques| OwnersDeques(UnsafeCell::new(deques)))
                 .collect(),
             private_members: first_private.is_some(),
         }
     }
 
-    /// The owner's end of member `index`'s deques, for the thread that becomes that
-    /// member; a seat's member gives them back with [`return_deques`] when it leaves.
-    /// Jobs left on them stay there, where the other members steal them.
+    /// The owner's end of member `index`'s deques, where they stay: a caller taking part
+    /// uses its seat's in place (nothing is moved as it comes and goes), and jobs it
+    /// leaves on them stay there, where the other members steal them.
     ///
-    /// [`return_deques`]: Self::return_deques
-    ///
-    /// # Safety
-    /// The caller is the thread that is member `index` now (see [`UnclaimedDeques`]).
-    pub(crate) unsafe fn deques_for(&self, index: usize) -> SpawnDeques {
-        // SAFETY: only this thread accesses the slot now (the caller's contract).
-        unsafe { (*self.unclaimed[index].0.get()).take() }
-            .expect("one thread at a time is a member")
-    }
-
-    /// Gives member `index`'s deques back (see [`deques_for`](Self::deques_for)).
-    ///
-    /// # Safety
-    /// As for [`deques_for`](Self::deques_for).
-    pub(crate) unsafe fn return_deques(&self, index: usize, deques: SpawnDeques) {
-        // SAFETY: only this thread accesses the slot now (the caller's contract).
-        unsafe { *self.unclaimed[index].0.get() = Some(deques) };
+    /// The pointer may be dereferenced only by the thread that is member `index`, while
+    /// it is (see [`OwnersDeques`]), and while these queues live.
+    pub(crate) fn deques_for(&self, index: usize) -> NonNull<SpawnDeques> {
+        // The cell's pointer, not a reference: creating one is no access.
+        NonNull::new(self.owned[index].0.get()).expect("a cell's pointer is not null")
     }
 
     /// How many shared forks wait (a hint: it may change at any time).

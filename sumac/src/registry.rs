@@ -345,7 +345,7 @@ impl Registry {
             Some(worker) if ptr::eq(Arc::as_ptr(&worker.registry), self) => {
                 let private = worker.solo && worker.guest;
                 self.queues
-                    .push_spawned(&worker.spawned, job, fifo, private);
+                    .push_spawned(worker.spawned(), job, fifo, private);
                 if !private {
                     // A guest gives work away: it runs as one of the pool's busy members.
                     worker.take_place();

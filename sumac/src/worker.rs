@@ -131,9 +131,10 @@ pub(crate) struct WorkerThread {
     pub(crate) mechanisms: Mechanisms,
     /// Recorded forks not yet joined (join frames on this thread's stack), oldest first.
     pub(crate) jobs: JobList,
-    /// Spawned jobs, stealable by every other member (see [`crate::queues`]); a guest
-    /// gives them back to its seat when it leaves.
-    pub(crate) spawned: ManuallyDrop<SpawnDeques>,
+    /// Spawned jobs, stealable by every other member (see [`crate::queues`]): the
+    /// member's deques, in place in the pool's queues (see `Queues::deques_for`), which
+    /// only this thread uses while it is this member.
+    spawned: NonNull<SpawnDeques>,
     /// The jobs offered in `WorkerShared::rescue`, slot by slot (as this worker last
     /// left them: the heartbeat thread may have claimed some since).
     pub(crate) offered: [Cell<Option<NonNull<JobHeader>>>; RESCUE_SLOTS],
@@ -253,7 +254,7 @@ impl WorkerThread {
             mechanisms,
             jobs: JobList::new(),
             // SAFETY: the calling thread becomes member `index` (our contract).
-            spawned: ManuallyDrop::new(unsafe { registry.queues.deques_for(index) }),
+            spawned: registry.queues.deques_for(index),
             offered: std::array::from_fn(|_| Cell::new(None)),
             forks: CachePadded::new(AtomicU64::new(0)),
             shared: NonNull::from(&*registry.workers[index]),
@@ -270,6 +271,15 @@ impl WorkerThread {
     #[inline(always)]
     pub(crate) fn current() -> *const WorkerThread {
         WORKER_THREAD.with(Cell::get)
+    }
+
+    /// This member's own deques of spawned jobs, owner's end.
+    #[inline(always)]
+    pub(crate) fn spawned(&self) -> &SpawnDeques {
+        // SAFETY: this thread is member `self.index` while `self` lives (a worker for its
+        // life, a guest while it holds its seat), and `self.registry` keeps the queues
+        // alive.
+        unsafe { self.spawned.as_ref() }
     }
 
     #[inline(always)]
@@ -572,7 +582,7 @@ impl WorkerThread {
         // The guest waits for someone: the heartbeat must run for them to share.
         self.registry.guest_needs_heartbeat();
         let ticks = self.ticks();
-        let has_work = || runs_jobs && !self.spawned.is_empty();
+        let has_work = || runs_jobs && !self.spawned().is_empty();
         let takes_forks =
             runs_jobs && !self.solo && self.mechanisms.has(Mechanism::GuestTakesForks);
         let queues = &self.registry.queues;
@@ -798,7 +808,7 @@ impl WorkerThread {
                 self.run_shared(job);
                 return true;
             }
-            if let Some(job) = queues.steal(self.index, &self.spawned) {
+            if let Some(job) = queues.steal(self.index, self.spawned()) {
                 // SAFETY: a stolen job is live, and only we have it.
                 unsafe { job.header() }
                     .share
@@ -920,12 +930,12 @@ impl WorkerThread {
         self.shared()
             .next_task
             .take()
-            .or_else(|| self.spawned.pop())
+            .or_else(|| self.spawned().pop())
     }
 
     /// Whether spawned jobs of this worker wait: a kept task, or jobs on its deques.
     fn has_own_spawned_jobs(&self) -> bool {
-        !self.shared().next_task.is_empty() || !self.spawned.is_empty()
+        !self.shared().next_task.is_empty() || !self.spawned().is_empty()
     }
 
     /// Pays the decrements this member owes to a scope's count (see [`CountDebt`]):
@@ -1039,13 +1049,9 @@ impl Drop for WorkerThread {
             // ending): every member may take it.
             self.registry.queues.inject(task);
         }
-        // SAFETY: `spawned` is not used again: the worker is being dropped.
-        let deques = unsafe { ManuallyDrop::take(&mut self.spawned) };
         if self.guest {
-            let jobs_left = !deques.is_empty();
-            // SAFETY: this thread holds seat `self.index` until this drop returns.
-            unsafe { self.registry.queues.return_deques(self.index, deques) };
-            if self.solo && jobs_left {
+            // The seat's deques stay where they are, with any jobs left on them.
+            if self.solo && !self.spawned().is_empty() {
                 // Jobs the caller leaves behind are the worker's now. (Without any, the
                 // seat may stay private: nobody pushes to it before its next caller,
                 // which keeps its jobs private too.)
