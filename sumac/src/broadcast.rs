@@ -104,7 +104,7 @@ where
 /// ```
 ///
 /// # Panics
-/// A panic in `op` goes to the pool's panic handler, as for [`spawn`](crate::spawn).
+/// A panic in `op` goes to the pool's panic handler, as for [`spawn`](crate::spawn()).
 pub fn spawn_broadcast<OP>(op: OP)
 where
     OP: Fn(BroadcastContext<'_>) + Send + Sync + 'static,

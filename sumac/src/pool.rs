@@ -543,8 +543,8 @@ impl<S: ThreadSpawn> ThreadPoolBuilder<S> {
         })
     }
 
-    /// Builds the global pool used by [`join`](crate::join), [`scope`](crate::scope()),
-    /// [`spawn`](crate::spawn) and parallel iterators outside any pool.
+    /// Builds the global pool used by [`join`](crate::join()), [`scope`](crate::scope()),
+    /// [`spawn`](crate::spawn()) and parallel iterators outside any pool.
     ///
     /// ```
     /// use sumac::ThreadPoolBuildErrorKind;
@@ -834,7 +834,7 @@ impl ThreadPool {
         self.registry.in_worker(|_| op())
     }
 
-    /// [`join`](crate::join) on this pool.
+    /// [`join`](crate::join()) on this pool.
     ///
     /// ```
     /// let pool = sumac::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
@@ -842,7 +842,7 @@ impl ThreadPool {
     /// ```
     ///
     /// # Panics
-    /// As [`join`](crate::join).
+    /// As [`join`](crate::join()).
     pub fn join<A, B, RA, RB>(&self, a: A, b: B) -> (RA, RB)
     where
         A: FnOnce() -> RA + Send,
@@ -906,7 +906,7 @@ impl ThreadPool {
         })
     }
 
-    /// [`spawn`](crate::spawn) on this pool.
+    /// [`spawn`](crate::spawn()) on this pool.
     ///
     /// ```
     /// let pool = sumac::ThreadPoolBuilder::new().num_threads(2).build().unwrap();

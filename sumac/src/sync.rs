@@ -81,7 +81,7 @@ pub(crate) mod thread {
 /// The clock the scheduler reads (for spin limits, share gaps and rate limits).
 ///
 /// Under loom it is a step counter shared by the model's threads, starting at the same
-/// instant in every execution and advancing [`time::STEP`] per reading: each execution
+/// instant in every execution and advancing `time::STEP` per reading: each execution
 /// reads the same times in the same order, as loom's replay needs, and every time limit
 /// passes after a few readings, so no spin outlasts a couple of looks. The scheduler's
 /// correctness never depends on what the clock says, only its tuning does.

@@ -159,7 +159,7 @@ pub(crate) struct WorkerThread {
 }
 
 /// The body of worker `index`: runs jobs until the pool terminates (see
-/// [`ThreadBuilder::run`]).
+/// [`ThreadBuilder::run`](crate::ThreadBuilder::run)).
 pub(crate) fn worker_main(registry: Arc<Registry>, index: usize) {
     // SAFETY: this is worker `index`'s thread, started once for it.
     let worker = unsafe { WorkerThread::new(registry, index) };

@@ -4,7 +4,7 @@
 //! - [`bounded`]`(cap)`: at most `cap` messages wait; `bounded(0)` is a rendezvous, where
 //!   a send waits for a receive.
 //! - [`unbounded`]: sends never wait.
-//! - [`oneshot`]: one message, one sender, one receiver (also a future).
+//! - [`oneshot()`]: one message, one sender, one receiver (also a future).
 //!
 //! [`Sender`] and [`Receiver`] are `Clone` (many producers, many consumers), `Send` and
 //! `Sync`. The channel disconnects when every sender or every receiver is gone: receives

@@ -88,6 +88,13 @@ const KEEP_MAX: u32 = 8;
 /// How many tasks of a batch ahead a runner prefetches the slot of.
 const PREFETCH_AHEAD: usize = 4;
 /// How many of a task's dependents have their slots prefetched as it starts.
+#[cfg_attr(
+    not(all(target_arch = "x86_64", not(loom), not(miri))),
+    allow(
+        dead_code,
+        reason = "prefetching is compiled only where it does something"
+    )
+)]
 const PREFETCH_DEPENDENTS: usize = 8;
 /// Channels a thread collects released tasks for before pushing them.
 const RELEASE_CHANNELS: usize = 4;

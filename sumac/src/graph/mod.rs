@@ -233,7 +233,7 @@ impl<'p> TaskGraphBuilder<'p> {
     }
 
     /// The pool whose workers run the tasks (default: the current pool, as for
-    /// [`spawn`](crate::spawn): the calling worker's pool, or the global pool when built
+    /// [`spawn`](crate::spawn()): the calling worker's pool, or the global pool when built
     /// outside any pool).
     pub fn pool(mut self, pool: &'p crate::ThreadPool) -> Self {
         self.pool = Some(pool);

@@ -452,7 +452,7 @@ where
 }
 
 /// Splits the remaining `len` items at their midpoint and runs both halves with
-/// [`crate::join`] (telling it whether the upper half is big enough to share at once);
+/// [`crate::join()`] (telling it whether the upper half is big enough to share at once);
 /// `long_items` is passed on to both halves.
 fn split_join<P, C>(
     producer: P,
@@ -517,7 +517,7 @@ impl LoopPoll {
     }
 
     /// True when a heartbeat (or an idle worker's request) is pending: the caller should
-    /// fork part of its remaining work with [`join`](crate::join) now; the join's own
+    /// fork part of its remaining work with [`join`](crate::join()) now; the join's own
     /// poll then promotes the oldest pending fork of this worker.
     #[inline(always)]
     pub(crate) fn pending(&self) -> bool {

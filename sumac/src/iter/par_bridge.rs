@@ -3,7 +3,7 @@
 //! The source sits behind a mutex. A *puller* takes a block of items under the lock,
 //! folds them outside it, and repeats until the source is exhausted. There is one puller
 //! at the start; when a heartbeat (or an idle worker's request) reaches a puller, it
-//! forks a second puller with [`join`](crate::join), marked as worth sharing at once
+//! forks a second puller with [`join`](crate::join()), marked as worth sharing at once
 //! since the source's length is unknown. Both then pull from the same source, and their
 //! results are reduced left then right.
 //!

@@ -34,7 +34,7 @@
 //! Between two blocks it polls the worker's heartbeat flag (one relaxed load). When the
 //! flag is up, an idle worker wants work: the loop finishes the prefix it has already
 //! folded, splits its *remaining* items at their midpoint and hands the two halves to
-//! [`crate::join`], which promotes the worker's oldest pending fork. The halves run the
+//! [`crate::join()`], which promotes the worker's oldest pending fork. The halves run the
 //! same loop again, and the results are combined in iteration order:
 //! `reduce(prefix, reduce(left, right))`.
 //!
@@ -318,7 +318,7 @@ pub trait UnindexedProducer: Send + Sized {
 
 /// Runs an [`UnindexedProducer`] into `consumer` on the current pool: the producer is
 /// cut eagerly into about one piece per worker and then whenever an idle worker asks for
-/// work (as [`split`](super::split) cuts its data), and each uncut piece folds its own
+/// work (as [`split`](super::split()) cuts its data), and each uncut piece folds its own
 /// items; the results are combined in order.
 ///
 /// As in Rayon, an iterator driven this way must leave
