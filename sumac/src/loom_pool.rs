@@ -83,6 +83,15 @@ fn pool_on_this_thread(threads: usize, rescue: bool) -> ThreadPool {
         .expect("a model pool builds")
 }
 
+/// A one-thread pool whose callers from outside take part (as guests): the caller is
+/// the pool's one thread while its call runs.
+fn one_thread_pool_with_guests() -> ThreadPool {
+    builder(1)
+        .mechanism(Mechanism::Guests, true)
+        .build()
+        .expect("a model pool builds")
+}
+
 /// A model thread that runs `ticks` heartbeat ticks on `pool`.
 fn ticking(pool: &ThreadPool, ticks: usize) -> thread::JoinHandle<()> {
     // A std `Arc`: its count hands nothing off.
@@ -381,10 +390,7 @@ fn loom_pool_two_jobs_spawned_from_outside_both_run_on_two_workers() {
 #[test]
 fn loom_pool_a_guests_spawned_job_reaches_a_worker_going_to_sleep() {
     model(Some(3), || {
-        let pool = builder(1)
-            .mechanism(Mechanism::Guests, true)
-            .build()
-            .expect("a model pool builds");
+        let pool = one_thread_pool_with_guests();
         let slot = Slot::new();
         pool.scope(|scope| {
             let (sender, answer) = oneshot::<u32>();
@@ -414,10 +420,7 @@ fn loom_pool_a_guests_spawned_job_reaches_a_worker_going_to_sleep() {
 #[test]
 fn loom_pool_a_one_thread_pools_caller_runs_its_spawned_jobs_itself_in_order() {
     model(Some(3), || {
-        let pool = builder(1)
-            .mechanism(Mechanism::Guests, true)
-            .build()
-            .expect("a model pool builds");
+        let pool = one_thread_pool_with_guests();
         let order = loom::sync::Mutex::new(Vec::new());
         pool.scope_fifo(|scope| {
             let (sender, answer) = oneshot::<()>();

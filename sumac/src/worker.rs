@@ -253,7 +253,8 @@ impl WorkerThread {
             budget: ForkBudget::new(fork_limit, mechanisms),
             mechanisms,
             jobs: JobList::new(),
-            // SAFETY: the calling thread becomes member `index` (our contract).
+            // Used only by the calling thread, which becomes member `index` (our
+            // contract), through `spawned()`.
             spawned: registry.queues.deques_for(index),
             offered: std::array::from_fn(|_| Cell::new(None)),
             forks: CachePadded::new(AtomicU64::new(0)),
