@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 use common::{finishes, panic_message, stress_pool, stress_pools, DropCounter, IdLedger};
 use proptest::prelude::*;
 use sumac::graph::{
-    self, Capacity, Graph, GraphBuildError, GraphFull, Task, TaskError, TaskGraph, TaskId,
+    self, Before, Capacity, Graph, GraphBuildError, GraphFull, Task, TaskError, TaskGraph, TaskId,
     WaitError,
 };
 use sumac::prelude::*;
@@ -60,13 +60,25 @@ fn sequential(dag: &[Vec<usize>]) -> Vec<u64> {
     values
 }
 
-/// Runs `dag` as a graph on `pool`: tasks created singly or in batches, on two pool
-/// channels, readied in a scrambled order. Each task checks that all its dependencies
+/// How [`parallel`] makes its tasks.
+#[derive(Clone, Copy, Debug)]
+enum Creation {
+    /// One at a time on two pool channels, then connected.
+    Single,
+    /// In one batch, then connected.
+    Batch,
+    /// In linked batches of `chunk` tasks (dependencies inside a chunk by position, on
+    /// earlier chunks by id), readied by the batch or afterwards.
+    Linked { chunk: usize, ready: bool },
+}
+
+/// Runs `dag` as a graph on `pool`, made as `creation` says and (unless linked batches
+/// readied them) readied in a scrambled order. Each task checks that all its dependencies
 /// finished before it started and records its runs.
 fn parallel(
     pool: &sumac::ThreadPool,
     dag: &[Vec<usize>],
-    batch: bool,
+    creation: Creation,
     seed: u64,
 ) -> (Vec<u64>, Vec<usize>) {
     let n = dag.len();
@@ -91,16 +103,43 @@ fn parallel(
                     runs[j].fetch_add(1, Ordering::Relaxed);
                 }
             };
-            let ids: Vec<TaskId> = if batch {
-                g.create_batch((0..n).map(task)).unwrap()
-            } else {
-                (0..n)
+            let ids: Vec<TaskId> = match creation {
+                Creation::Batch => g.create_batch((0..n).map(task)).unwrap(),
+                Creation::Single => (0..n)
                     .map(|j| g.create_on(g.channel(j % 2).unwrap(), task(j)).unwrap())
-                    .collect()
+                    .collect(),
+                Creation::Linked { chunk, ready } => {
+                    let mut ids = Vec::new();
+                    for start in (0..n).step_by(chunk) {
+                        let end = (start + chunk).min(n);
+                        let made = &ids[..start];
+                        let tasks = (start..end).map(|j| {
+                            let before: Vec<Before> = dag[j]
+                                .iter()
+                                .map(|&i| match i.checked_sub(start) {
+                                    Some(k) => Before::InBatch(k),
+                                    None => Before::Task(made[i]),
+                                })
+                                .collect();
+                            (task(j), before)
+                        });
+                        let mut batch = Vec::new();
+                        let channel = g.channel(start / chunk % 2).unwrap();
+                        g.create_linked_batch_into(channel, tasks, ready, &mut batch)
+                            .unwrap();
+                        ids.extend(batch);
+                    }
+                    if ready {
+                        return;
+                    }
+                    ids
+                }
             };
-            for (j, deps) in dag.iter().enumerate() {
-                let before: Vec<TaskId> = deps.iter().map(|&i| ids[i]).collect();
-                g.add_dependencies(ids[j], &before).unwrap();
+            if !matches!(creation, Creation::Linked { .. }) {
+                for (j, deps) in dag.iter().enumerate() {
+                    let before: Vec<TaskId> = deps.iter().map(|&i| ids[i]).collect();
+                    g.add_dependencies(ids[j], &before).unwrap();
+                }
             }
             let mut order = ids.clone();
             let rotate = (seed as usize) % n.max(1);
@@ -125,12 +164,18 @@ proptest! {
 
     #[test]
     fn random_dags_compute_what_a_sequential_topological_run_computes(
-        n in 1usize..300, density in 0u32..30, seed in any::<u64>(), batch in any::<bool>()
+        n in 1usize..300, density in 0u32..30, seed in any::<u64>(), mode in 0u8..4
     ) {
         let dag = random_dag(n, density, seed);
         let expected = sequential(&dag);
+        let chunk = 1 + (seed >> 8) as usize % 40;
+        let creation = match mode {
+            0 => Creation::Single,
+            1 => Creation::Batch,
+            m => Creation::Linked { chunk, ready: m == 2 },
+        };
         for pool in stress_pools() {
-            let (values, runs) = parallel(pool, &dag, batch, seed);
+            let (values, runs) = parallel(pool, &dag, creation, seed);
             prop_assert_eq!(&values, &expected);
             prop_assert!(runs.iter().all(|&r| r == 1), "runs: {:?}", runs);
         }
@@ -141,11 +186,25 @@ proptest! {
 fn a_large_random_dag_runs_every_task_once_after_its_dependencies() {
     let dag = random_dag(5000, 1, 7);
     let expected = sequential(&dag);
+    let creations = [
+        Creation::Single,
+        Creation::Batch,
+        Creation::Linked {
+            chunk: 256,
+            ready: true,
+        },
+        Creation::Linked {
+            chunk: 97,
+            ready: false,
+        },
+    ];
     for threads in [1, 2, 3] {
         let pool = stress_pool(threads);
-        let (values, runs) = parallel(&pool, &dag, threads % 2 == 0, 3);
-        assert_eq!(values, expected);
-        assert!(runs.iter().all(|&r| r == 1));
+        for creation in creations {
+            let (values, runs) = parallel(&pool, &dag, creation, 3);
+            assert_eq!(values, expected, "{creation:?} on {threads} threads");
+            assert!(runs.iter().all(|&r| r == 1), "{creation:?}");
+        }
     }
 }
 
@@ -1009,6 +1068,263 @@ fn wait_all_inside_a_task_of_the_same_graph_is_refused() {
     graph.ready(&[id]).unwrap();
     graph.wait_all().unwrap();
     assert_eq!(*saw.lock().unwrap(), Some(true));
+}
+
+// ---------------------------------------------------------------------------------------
+// Linked batches
+// ---------------------------------------------------------------------------------------
+
+/// A linked batch's task: records its position in `order` when it runs, and drops
+/// `token`.
+fn recorder<'o>(
+    order: &'o Mutex<Vec<usize>>,
+    counter: &DropCounter,
+    position: usize,
+) -> impl FnOnce(&Task<'_, '_>) + Send + 'o {
+    let token = counter.token();
+    move |_: &Task<'_, '_>| {
+        order.lock().unwrap().push(position);
+        drop(token);
+    }
+}
+
+#[test]
+fn a_linked_batch_runs_its_tasks_after_their_dependencies_inside_and_outside_the_batch() {
+    for threads in [1, 2] {
+        let pool = stress_pool(threads);
+        let order = Mutex::new(Vec::new());
+        let counter = DropCounter::new();
+        graph::TaskGraph::builder()
+            .pool(&pool)
+            .scope(|g| {
+                let order = &order;
+                let outside = g.create(recorder(order, &counter, 100)).unwrap();
+                let tasks = vec![
+                    (recorder(order, &counter, 0), vec![Before::Task(outside)]),
+                    (recorder(order, &counter, 1), vec![Before::InBatch(0)]),
+                    (recorder(order, &counter, 2), vec![]),
+                    (
+                        recorder(order, &counter, 3),
+                        vec![Before::InBatch(1), Before::InBatch(2), outside.into()],
+                    ),
+                ];
+                let ids = g.create_linked_batch(tasks, true).unwrap();
+                assert_eq!(ids.len(), 4);
+                // Readied by the batch: readying again is refused.
+                assert_eq!(g.ready(&ids[..1]), Err(TaskError::AlreadyReadied));
+                g.ready(&[outside]).unwrap();
+            })
+            .unwrap()
+            .unwrap();
+        let order = order.into_inner().unwrap();
+        let at = |p: usize| order.iter().position(|&x| x == p).unwrap();
+        assert_eq!(order.len(), 5, "{order:?}");
+        assert!(at(100) < at(0) && at(0) < at(1) && at(1) < at(3) && at(2) < at(3));
+        assert_eq!((counter.created(), counter.dropped()), (5, 5));
+    }
+}
+
+#[test]
+fn a_linked_batch_left_unready_waits_for_ready_and_takes_more_dependencies() {
+    let order = Mutex::new(Vec::new());
+    let counter = DropCounter::new();
+    graph::scope(|g| {
+        let order = &order;
+        let tasks = (0..3).map(|p| {
+            let before = (p > 0).then(|| Before::InBatch(p - 1));
+            (recorder(order, &counter, p), before)
+        });
+        let mut ids = Vec::new();
+        g.create_linked_batch_into(g.default_channel(), tasks, false, &mut ids)
+            .unwrap();
+        let later = g.create(recorder(order, &counter, 9)).unwrap();
+        g.add_dependencies(ids[0], &[later]).unwrap();
+        g.ready(&[later]).unwrap();
+        g.wait(later).unwrap();
+        assert_eq!(
+            *order.lock().unwrap(),
+            [9],
+            "the batch ran before it was readied"
+        );
+        g.ready(&ids).unwrap();
+    })
+    .unwrap();
+    assert_eq!(order.into_inner().unwrap(), [9, 0, 1, 2]);
+    assert_eq!(counter.dropped(), 4);
+}
+
+#[test]
+fn a_linked_batch_after_outside_tasks_runs_or_is_cancelled_as_they_end() {
+    let graph = TaskGraph::builder().build().unwrap();
+    let fine = graph.create(|_| ()).unwrap();
+    graph.ready(&[fine]).unwrap();
+    graph.wait_all().unwrap(); // `fine` finished before the batch names it
+    let go = Arc::new(AtomicBool::new(false));
+    let bad = {
+        let go = Arc::clone(&go);
+        graph
+            .create(move |_| {
+                while !go.load(Ordering::SeqCst) {
+                    std::thread::yield_now();
+                }
+                panic!("outside task fails");
+            })
+            .unwrap()
+    };
+    graph.ready(&[bad]).unwrap();
+    let ran = Arc::new(AtomicUsize::new(0));
+    let task = |ran: &Arc<AtomicUsize>| {
+        let ran = Arc::clone(ran);
+        move |_: &Task<'_, 'static>| {
+            ran.fetch_add(1, Ordering::SeqCst);
+        }
+    };
+    let ids = graph
+        .create_linked_batch(
+            [
+                (task(&ran), vec![Before::Task(fine)]),
+                (task(&ran), vec![Before::Task(bad)]),
+                (task(&ran), vec![Before::InBatch(1)]),
+                (task(&ran), vec![Before::InBatch(0)]),
+            ],
+            true,
+        )
+        .unwrap();
+    go.store(true, Ordering::SeqCst);
+    let failure = failure(graph.wait_all());
+    assert_eq!(failure.panic.as_ref().map(|(id, _)| *id), Some(bad));
+    assert_eq!(
+        ran.load(Ordering::SeqCst),
+        2,
+        "tasks after the failed one ran"
+    );
+    let mut cancelled = failure.cancelled_ids.clone();
+    cancelled.sort_by_key(|id| id.slot());
+    let mut expected = vec![ids[1], ids[2]];
+    expected.sort_by_key(|id| id.slot());
+    assert_eq!(cancelled, expected);
+}
+
+#[test]
+fn a_linked_batch_with_a_bad_dependency_makes_nothing_and_drops_its_closures() {
+    let other = TaskGraph::builder().build().unwrap();
+    let foreign = other.create(|_| ()).unwrap();
+    let graph = TaskGraph::builder()
+        .max_tasks(4)
+        .max_dependencies(3)
+        .build()
+        .unwrap();
+    let reusable = graph.create_reusable(|_| ()).unwrap();
+    let counter = DropCounter::new();
+    let attempt = |bad: Before| {
+        let token = || {
+            let token = counter.token();
+            move |_: &Task<'_, 'static>| drop(token)
+        };
+        let mut ids = vec![reusable];
+        let result = graph.create_linked_batch_into(
+            graph.default_channel(),
+            [
+                (token(), vec![]),
+                (token(), vec![Before::InBatch(0)]),
+                (token(), vec![Before::InBatch(1), Before::InBatch(0), bad]),
+            ],
+            true,
+            &mut ids,
+        );
+        assert_eq!(ids, [reusable], "a failed batch changed the ids");
+        result
+    };
+    assert_eq!(
+        attempt(Before::InBatch(2)),
+        Err(TaskError::NotEarlierInBatch)
+    );
+    assert_eq!(
+        attempt(Before::InBatch(7)),
+        Err(TaskError::NotEarlierInBatch)
+    );
+    assert_eq!(attempt(Before::Task(foreign)), Err(TaskError::ForeignGraph));
+    assert_eq!(
+        attempt(Before::Task(reusable)),
+        Err(TaskError::ReuseMismatch)
+    );
+    assert_eq!(
+        attempt(Before::InBatch(0)),
+        Err(TaskError::Full(GraphFull {
+            capacity: Capacity::Dependencies,
+            requested: 1
+        }))
+    );
+    assert_eq!((counter.created(), counter.dropped()), (15, 15));
+    assert_eq!(graph.unfinished(), 1, "only the reusable task");
+    // Every slot and link came back: a batch that takes all of them works.
+    let ran = Arc::new(AtomicUsize::new(0));
+    let tasks = (0..3).map(|p| {
+        let ran = Arc::clone(&ran);
+        let before: Vec<Before> = (0..p).map(Before::InBatch).take(2).collect();
+        (
+            move |_: &Task<'_, 'static>| {
+                ran.fetch_add(1, Ordering::SeqCst);
+            },
+            before,
+        )
+    });
+    graph.create_linked_batch(tasks, true).unwrap();
+    graph.ready(&[reusable]).unwrap();
+    graph.wait_all().unwrap();
+    assert_eq!(ran.load(Ordering::SeqCst), 3);
+    let too_many = (0..4).map(|_| (|_: &Task<'_, 'static>| (), []));
+    assert_eq!(
+        graph.create_linked_batch(too_many, true),
+        Err(TaskError::Full(GraphFull {
+            capacity: Capacity::Tasks,
+            requested: 4
+        }))
+    );
+}
+
+#[test]
+fn a_linked_batch_whose_iterators_panic_makes_nothing() {
+    let counter = DropCounter::new();
+    let graph = TaskGraph::builder()
+        .max_tasks(4)
+        .max_dependencies(8)
+        .build()
+        .unwrap();
+    for panic_in_dependencies in [false, true] {
+        let made = panic::catch_unwind(AssertUnwindSafe(|| {
+            let tasks = (0..4).map(|p| {
+                assert!(panic_in_dependencies || p < 3, "task iterator failed");
+                let token = counter.token();
+                let before = (0..p).map(move |k| {
+                    assert!(
+                        !panic_in_dependencies || p < 2,
+                        "dependency iterator failed"
+                    );
+                    Before::InBatch(k)
+                });
+                (move |_: &Task<'_, 'static>| drop(token), before)
+            });
+            graph.create_linked_batch(tasks, true).unwrap()
+        }));
+        assert!(made.is_err());
+        assert_eq!(counter.created(), counter.dropped());
+        assert_eq!(graph.unfinished(), 0);
+    }
+    // The slots and links all came back.
+    let ids = graph
+        .create_linked_batch(
+            (0..4).map(|p| {
+                (
+                    |_: &Task<'_, 'static>| (),
+                    (0..p).map(Before::InBatch).take(2),
+                )
+            }),
+            true,
+        )
+        .unwrap();
+    assert_eq!(ids.len(), 4);
+    graph.wait_all().unwrap();
 }
 
 // ---------------------------------------------------------------------------------------

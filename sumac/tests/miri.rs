@@ -18,7 +18,9 @@ use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{mpsc, Barrier};
 
-use common::{fib, fib_seq, forced_split_stress_pool, panic_message, stress_pool, DropCounter};
+use common::{
+    fib, fib_seq, forced_split_stress_pool, panic_message, stress_pool, DropCounter, DropToken,
+};
 use sumac::prelude::*;
 
 /// The size of the inputs: small under Miri (an interpreter), larger natively.
@@ -605,7 +607,7 @@ fn scoped_futures_write_through_their_borrows_before_the_scope_returns() {
 /// cancellation, re-runs and a dedicated channel served by this thread.
 #[test]
 fn task_graphs_run_drop_and_reuse_their_slots() {
-    use sumac::graph::{Task, TaskGraph, WaitError};
+    use sumac::graph::{Before, Task, TaskGraph, WaitError};
     for threads in [1, 2] {
         let pool = stress_pool(threads);
         let graph = TaskGraph::builder()
@@ -654,8 +656,24 @@ fn task_graphs_run_drop_and_reuse_their_slots() {
             graph.add_dependencies(cancelled, &[bad]).unwrap();
             graph.ready(&[cancelled, bad]).unwrap();
             assert!(matches!(graph.wait_all(), Err(WaitError::Failed(_))));
+            // A linked batch after an outside task, and one refused whole (its closure
+            // dropped unrun).
+            let first = graph.create(|_| ()).unwrap();
+            let step = |token: DropToken| {
+                let s = sum.clone();
+                move |_: &Task<'_, 'static>| drop((s.fetch_add(1, Ordering::SeqCst), token))
+            };
+            let linked = [
+                (step(drops.token()), [Before::Task(first)]),
+                (step(drops.token()), [Before::InBatch(0)]),
+            ];
+            graph.create_linked_batch(linked, true).unwrap();
+            let refused = [(step(drops.token()), [Before::InBatch(0)])];
+            assert!(graph.create_linked_batch(refused, true).is_err());
+            graph.ready(&[first]).unwrap();
+            graph.wait_all().unwrap();
         }
-        assert_eq!(sum.load(Ordering::SeqCst), size(2, 20) * 4);
+        assert_eq!(sum.load(Ordering::SeqCst), size(2, 20) * 6);
         // Never readied, on a dedicated channel, reusable: dropped with the graph.
         let main = graph.dedicated_channel(0).unwrap();
         let token = drops.token();

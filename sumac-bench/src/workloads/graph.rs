@@ -15,7 +15,7 @@
 
 use std::sync::atomic::{AtomicU32, AtomicU64, AtomicUsize, Ordering};
 
-use sumac::graph::{Task, TaskGraph, TaskId};
+use sumac::graph::{Before, Task, TaskGraph, TaskId};
 
 use crate::impls::{Ctx, Impl};
 use crate::workloads::{SplitMix64, Workload};
@@ -305,29 +305,27 @@ impl ShapeWorkload {
         let graph = &*graph;
         ids.clear();
         let channel = graph.default_channel();
-        // Built in chunks, each created, connected and readied while its slots are in
-        // cache (a task may be readied once its own dependencies are added; those name
-        // earlier tasks, which may have run already).
-        let mut before = Vec::new();
+        // Built in linked batches, each created, connected and readied in one call while
+        // its slots are in cache (dependencies inside the batch by position, on earlier
+        // batches by id: those may have run already).
+        let mut batch = Vec::with_capacity(BUILD_CHUNK);
         for start in (0..n).step_by(BUILD_CHUNK) {
             let end = (start + BUILD_CHUNK).min(n);
+            let made = &ids[..];
+            let tasks = (start..end).map(|j| {
+                let before = self.dag.dependencies.get(j).iter().map(move |&i| {
+                    match (i as usize).checked_sub(start) {
+                        Some(k) => Before::InBatch(k),
+                        None => Before::Task(made[i as usize]),
+                    }
+                });
+                (move |_: &Task<'_, 'static>| work(counter, j as u32), before)
+            });
+            batch.clear();
             graph
-                .create_batch_into(
-                    channel,
-                    (start as u32..end as u32)
-                        .map(|i| move |_: &Task<'_, 'static>| work(counter, i)),
-                    &mut ids,
-                )
+                .create_linked_batch_into(channel, tasks, true, &mut batch)
                 .expect("capacity");
-            for j in start..end {
-                let deps = self.dag.dependencies.get(j);
-                if !deps.is_empty() {
-                    before.clear();
-                    before.extend(deps.iter().map(|&i| ids[i as usize]));
-                    graph.add_dependencies(ids[j], &before).expect("links");
-                }
-            }
-            graph.ready(&ids[start..end]).expect("ready");
+            ids.extend_from_slice(&batch);
         }
         graph.wait_all().expect("graph");
         state.ids = ids;

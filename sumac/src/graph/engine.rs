@@ -26,11 +26,25 @@
 //! The thread that runs a task owns it: it made its `pending` word zero. Finishing sets
 //! `CLOSED` on the task's `dependents` word and takes the list in the same instruction;
 //! each dependent's `pending` is decremented (acquire-release, so the task that makes it
-//! zero sees every dependency's effects) and whoever makes it zero schedules it. A
-//! dependency linked concurrently either made it onto the list before `CLOSED` (and is
-//! released) or sees `CLOSED` and undoes its own count. A failed (panicked or cancelled)
-//! task poisons its dependents before releasing them; a poisoned task finishes without
-//! running and poisons its own, so failure cascades along the same path.
+//! zero sees every dependency's effects) and whoever makes it zero schedules it. Once a
+//! task is readied, only its unfinished dependencies change its `pending` word (adding
+//! dependencies, readying and cancelling all need `NOT_READIED`; re-running needs every
+//! task finished), so the thread that finishes the last of them owns the word: it reads
+//! it with acquire and writes it with a plain store. A dependency linked concurrently
+//! either made it onto the list before `CLOSED` (and is released) or sees `CLOSED` and
+//! undoes its own count. A failed (panicked or cancelled) task poisons its dependents
+//! before releasing them; a poisoned task finishes without running and poisons its own,
+//! so failure cascades along the same path.
+//!
+//! # Linked batches
+//! [`Graph::create_linked_batch_into`] fills its slots and links them to each other with
+//! plain stores while their `pending` words still hold the old generation (to every other
+//! thread the slots hold finished tasks, and no link points at them). Each task's count
+//! waits in the low bits of its old word. Publishing stores every word (release) before
+//! anything of the batch is scheduled, and a task's count covers its links to older
+//! tasks, which are pushed only after that, like `add_dependencies`' (a refused push
+//! undoes its count): so no task of the batch runs before all its links are in place.
+//! Nothing is scheduled until the batch's `Local` is published at the end.
 //!
 //! # Counting for waits
 //! `unfinished` counts created tasks not yet finished. Runners count what they finish
@@ -62,7 +76,7 @@ use super::slot::{
     POISONED, REUSABLE,
 };
 use super::stack::{Chain, FreeStack, ReadyStack, NIL};
-use super::{Channel, Task, TaskId};
+use super::{Before, Channel, Task, TaskId};
 use crate::job::PanicPayload;
 use crate::park::{self, Unparker};
 use crate::registry::Registry;
@@ -129,6 +143,12 @@ thread_local! {
             home: 0,
         })
     };
+}
+
+thread_local! {
+    /// The buffer of a linked batch's dependencies on outside tasks, kept between batches
+    /// (a batch made inside another one's iterator finds it empty and allocates).
+    static OUTSIDE_LINKS: Cell<Vec<(u32, TaskId, u32)>> = const { Cell::new(Vec::new()) };
 }
 
 /// Marks the calling thread as running tasks of a graph until dropped.
@@ -221,6 +241,8 @@ pub struct Graph<'a> {
     /// Threads running tasks outside runners (`execute_one`, `run_channel`).
     helpers: CachePadded<AtomicUsize>,
     unfinished: CachePadded<AtomicUsize>,
+    /// Reusable tasks made (they keep their slots until the graph is dropped).
+    reusable_tasks: AtomicUsize,
     /// Registered waiters (a hint that events must wake `waiters`).
     waiting: CachePadded<AtomicUsize>,
     /// Registered waiters for one task ([`Graph::wait`]): every finished task wakes them.
@@ -300,6 +322,126 @@ fn slot_array(len: usize) -> Box<[Slot]> {
     }
 }
 
+/// A batch of [`Graph::create_linked_batch_into`] being made: what goes back if it fails
+/// (dropped without [`keep`](LinkedBatch::keep)).
+struct LinkedBatch<'g, 'a, 'v> {
+    graph: &'g Graph<'a>,
+    /// Every slot of the batch (the chain stays intact: filling uses no `next` entry).
+    slots: Chain,
+    /// Links allocated and not used yet.
+    spare_links: Chain,
+    /// Dependencies on tasks made before the batch: (position, dependency, link).
+    outside: Vec<(u32, TaskId, u32)>,
+    /// The batch's ids start at `start`.
+    ids: &'v mut Vec<TaskId>,
+    start: usize,
+    /// The batch succeeded: nothing goes back.
+    kept: bool,
+}
+
+impl<'g, 'a, 'v> LinkedBatch<'g, 'a, 'v> {
+    /// Links the task at `position` (filled, its id pushed) after `before`; returns how
+    /// many dependencies it has.
+    fn link(
+        &mut self,
+        position: u32,
+        before: impl IntoIterator<Item = Before>,
+    ) -> Result<u64, TaskError> {
+        let graph = self.graph;
+        let index = self.ids[self.start + position as usize].index;
+        let mut count = 0u64;
+        for b in before {
+            match b {
+                Before::InBatch(k) => {
+                    if k >= position as usize {
+                        return Err(TaskError::NotEarlierInBatch);
+                    }
+                    let link = self.take_link()?;
+                    let earlier = &graph.slots[self.ids[self.start + k].index as usize];
+                    // Nobody else can reach a slot of the batch before it is published.
+                    let head = earlier.dependents.load(Ordering::Relaxed);
+                    graph.link_target[link as usize].store(index, Ordering::Relaxed);
+                    graph.link_next[link as usize]
+                        .store((head & LINK_MASK) as u32, Ordering::Relaxed);
+                    earlier
+                        .dependents
+                        .store((head & !LINK_MASK) | link as u64, Ordering::Relaxed);
+                }
+                Before::Task(id) => {
+                    let b_slot = &graph.slots[graph.check_id(id)?];
+                    if generation_of(b_slot.pending.load(Ordering::Acquire)) == id.generation
+                        && b_slot.meta.load(Ordering::Relaxed) & REUSABLE != 0
+                    {
+                        return Err(TaskError::ReuseMismatch);
+                    }
+                    let link = self.take_link()?;
+                    self.outside.push((position, id, link));
+                }
+            }
+            count += 1;
+            if count > COUNT_MASK {
+                return Err(TaskError::TooManyDependencies);
+            }
+        }
+        Ok(count)
+    }
+
+    /// One link of the batch's allocation, allocating more (in groups) when none is left.
+    fn take_link(&mut self) -> Result<u32, GraphFull> {
+        let graph = self.graph;
+        if self.spare_links.is_empty() {
+            let group = (graph.max_dependencies() / FREE_BATCH_SHARE).clamp(1, FREE_BATCH as usize);
+            self.spare_links = match graph.allocate_links(group) {
+                Ok(links) => links,
+                Err(_) => graph.allocate_links(1)?,
+            };
+        }
+        let link = self.spare_links.first;
+        self.spare_links.count -= 1;
+        self.spare_links.first = if self.spare_links.is_empty() {
+            self.spare_links = Chain::EMPTY;
+            NIL
+        } else {
+            graph.link_next[link as usize].load(Ordering::Relaxed)
+        };
+        Ok(link)
+    }
+}
+
+impl Drop for LinkedBatch<'_, '_, '_> {
+    /// Undoes a failed batch: its closures are dropped, its slots and links go back (its
+    /// tasks were never published).
+    fn drop(&mut self) {
+        if self.kept {
+            return;
+        }
+        let graph = self.graph;
+        let mut links = self.spare_links;
+        for &(.., link) in &self.outside {
+            links.push_front(&graph.link_next, link);
+        }
+        for id in self.ids.drain(self.start..) {
+            let slot = &graph.slots[id.index as usize];
+            let mut link = slot.dependents.load(Ordering::Relaxed) & LINK_MASK;
+            while link != NO_LINK {
+                let after = graph.link_next[link as usize].load(Ordering::Relaxed) as u64;
+                links.push_front(&graph.link_next, link as u32);
+                link = after;
+            }
+            // The old word, without the count the batch kept in it.
+            let pending = slot.pending.load(Ordering::Relaxed);
+            slot.pending
+                .store(pending & !(u32::MAX as u64), Ordering::Relaxed);
+            // SAFETY: the task was never published; we still own its slot.
+            unsafe { slot.drop_closure() };
+        }
+        if !links.is_empty() {
+            graph.free_links.push(&graph.link_next, links);
+        }
+        graph.free_slots.push(&graph.next, self.slots);
+    }
+}
+
 /// What pushing a link onto a task's dependents list found.
 enum Linked {
     Yes,
@@ -332,6 +474,7 @@ impl<'a> Graph<'a> {
             free_batch: (config.max_tasks / FREE_BATCH_SHARE).clamp(1, FREE_BATCH as usize) as u32,
             helpers: CachePadded::new(AtomicUsize::new(0)),
             unfinished: CachePadded::new(AtomicUsize::new(0)),
+            reusable_tasks: AtomicUsize::new(0),
             waiting: CachePadded::new(AtomicUsize::new(0)),
             task_waiters: AtomicUsize::new(0),
             waiters: Mutex::new(Vec::new()),
@@ -631,6 +774,7 @@ impl<'a> Graph<'a> {
         let id = self.init_slot(chain.first, channel, true, |slot| unsafe {
             slot.put_reusable(f)
         });
+        self.reusable_tasks.fetch_add(1, Ordering::Relaxed);
         self.unfinished.fetch_add(1, Ordering::Relaxed);
         Ok(id)
     }
@@ -766,6 +910,169 @@ impl<'a> Graph<'a> {
         }
         let _ = guard;
         self.unfinished.fetch_add(made as usize, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// [`create_linked_batch_into`](Self::create_linked_batch_into) on the default
+    /// channel, returning the ids.
+    ///
+    /// ```
+    /// use std::sync::Mutex;
+    /// use sumac::graph::Before;
+    /// let order = Mutex::new(Vec::new());
+    /// sumac::graph::scope(|g| {
+    ///     let order = &order;
+    ///     let step = |name: char| move |_: &sumac::graph::Task<'_, '_>| {
+    ///         order.lock().unwrap().push(name)
+    ///     };
+    ///     let tasks = [
+    ///         (step('a'), vec![]),
+    ///         (step('b'), vec![Before::InBatch(0)]),
+    ///         (step('c'), vec![Before::InBatch(1), Before::InBatch(0)]),
+    ///     ];
+    ///     g.create_linked_batch(tasks, true).unwrap();
+    /// })
+    /// .unwrap();
+    /// assert_eq!(order.into_inner().unwrap(), ['a', 'b', 'c']);
+    /// ```
+    ///
+    /// # Errors
+    /// As [`create_linked_batch_into`](Self::create_linked_batch_into).
+    pub fn create_linked_batch<I, F, B>(
+        &self,
+        tasks: I,
+        ready: bool,
+    ) -> Result<Vec<TaskId>, TaskError>
+    where
+        I: IntoIterator<Item = (F, B)>,
+        I::IntoIter: ExactSizeIterator,
+        F: FnOnce(&Task<'_, 'a>) + Send + 'a,
+        B: IntoIterator<Item = Before>,
+    {
+        let tasks = tasks.into_iter();
+        let mut ids = Vec::with_capacity(tasks.len());
+        self.create_linked_batch_into(self.default_channel(), tasks, ready, &mut ids)?;
+        Ok(ids)
+    }
+
+    /// Creates a batch of one-shot tasks on `channel` together with their dependencies,
+    /// appending their ids to `ids`; with `ready`, readies them too. Each item is a
+    /// closure and the tasks it runs after: [`Before::InBatch`]`(k)`, the `k`-th task of
+    /// this batch (an earlier one), or [`Before::Task`], a task made before the batch
+    /// (one that finished already counts as done, as in
+    /// [`add_dependencies`](Self::add_dependencies)).
+    ///
+    /// This does what [`create_batch_into`](Self::create_batch_into),
+    /// [`add_dependencies`](Self::add_dependencies) and [`ready`](Self::ready) do, for
+    /// less: the links among the batch's tasks are written before any other thread can see
+    /// them, so they cost no synchronisation; only dependencies on earlier tasks are
+    /// pushed one by one. Without `ready` the tasks wait for [`ready`](Self::ready) and
+    /// may take more dependencies first.
+    ///
+    /// # Errors
+    /// Nothing is created and `ids` is unchanged on any error (as in
+    /// [`create_batch_into`](Self::create_batch_into)): [`TaskError::Full`] (slots or
+    /// links), a channel or id of another graph or out of range,
+    /// [`TaskError::NotEarlierInBatch`], [`TaskError::ReuseMismatch`] (a reusable task
+    /// named by [`Before::Task`]) or [`TaskError::TooManyDependencies`]. If the iterator
+    /// yields fewer items than its length said, the unused slots go back.
+    pub fn create_linked_batch_into<I, F, B>(
+        &self,
+        channel: Channel,
+        tasks: I,
+        ready: bool,
+        ids: &mut Vec<TaskId>,
+    ) -> Result<(), TaskError>
+    where
+        I: IntoIterator<Item = (F, B)>,
+        I::IntoIter: ExactSizeIterator,
+        F: FnOnce(&Task<'_, 'a>) + Send + 'a,
+        B: IntoIterator<Item = Before>,
+    {
+        let channel = self.check_channel(channel)?;
+        let mut tasks = tasks.into_iter();
+        let n = tasks.len();
+        if n == 0 {
+            return Ok(());
+        }
+        let slots = self.allocate_slots(n)?;
+        ids.reserve(n);
+        let start = ids.len();
+        let mut batch = LinkedBatch {
+            graph: self,
+            slots,
+            spare_links: Chain::EMPTY,
+            outside: OUTSIDE_LINKS.take(),
+            ids,
+            start,
+            kept: false,
+        };
+        let mut index = slots.first;
+        let mut made = 0u32;
+        while made < slots.count {
+            let Some((f, before)) = tasks.next() else {
+                break;
+            };
+            let after = self.next[index as usize].load(Ordering::Relaxed);
+            // SAFETY: as in `create`.
+            let id = self.fill_slot(index, channel, false, |slot| unsafe { slot.put_once(f) });
+            batch.ids.push(id);
+            let count = batch.link(made, before)?;
+            // Until the batch is published the count waits in the low bits of the slot's
+            // old `pending` word: its generation is the old one and `NOT_READIED` is
+            // clear, so to every other thread the slot still holds a finished task.
+            let pending = &self.slots[index as usize].pending;
+            let old = pending.load(Ordering::Relaxed) & !(u32::MAX as u64);
+            pending.store(old | count, Ordering::Relaxed);
+            made += 1;
+            index = after;
+        }
+        batch.kept = true;
+        let (spare_links, outside, ids) = (batch.spare_links, &batch.outside, &batch.ids[..]);
+        if made < slots.count {
+            let mut rest = Chain::EMPTY;
+            let mut at = index;
+            for _ in made..slots.count {
+                let after = self.next[at as usize].load(Ordering::Relaxed);
+                rest.push_back(&self.next, at);
+                at = after;
+            }
+            self.free_slots.push(&self.next, rest);
+        }
+        if !spare_links.is_empty() {
+            self.free_links.push(&self.link_next, spare_links);
+        }
+        // Counted before any of them can run (and finish).
+        self.unfinished.fetch_add(made as usize, Ordering::Relaxed);
+        let mut local = Local::new(false);
+        let flags = if ready { 0 } else { NOT_READIED };
+        for &id in &ids[start..] {
+            let slot = &self.slots[id.index as usize];
+            let count = slot.pending.load(Ordering::Relaxed) & COUNT_MASK;
+            // Release: whoever sees this word sees the closure and the links. Nothing of
+            // the batch runs before `publish` below, so every word is set before any
+            // task of the batch can release another; a task's count covers its links to
+            // outside tasks, pushed below, so none runs before they are pushed or undone.
+            slot.pending.store(
+                ((id.generation as u64) << 32) | flags | count,
+                Ordering::Release,
+            );
+            if ready && count == 0 {
+                self.schedule(id.index, &mut local);
+            }
+        }
+        for &(position, before, link) in outside {
+            let index = ids[start + position as usize].index;
+            self.link_target[link as usize].store(index, Ordering::Relaxed);
+            if let Linked::Finished { failed } = self.push_dependent(before, link) {
+                local.free_links.push_front(&self.link_next, link);
+                self.release(index as usize, 1, failed, &mut local);
+            }
+        }
+        self.publish(&mut local);
+        let mut outside = std::mem::take(&mut batch.outside);
+        outside.clear();
+        OUTSIDE_LINKS.set(outside);
         Ok(())
     }
 
@@ -982,8 +1289,16 @@ impl<'a> Graph<'a> {
     #[inline]
     fn release(&self, index: usize, n: u64, poison: bool, local: &mut Local) {
         let pending = &self.slots[index].pending;
+        let mut current = pending.load(Ordering::Acquire);
+        if current & (COUNT_MASK | NOT_READIED) == n {
+            // The last dependencies of a readied task: no other thread may change the word
+            // (see the module documentation), so a plain store does.
+            let released = if poison { current | POISONED } else { current };
+            pending.store(released - n, Ordering::Relaxed);
+            self.schedule(index as u32, local);
+            return;
+        }
         let before = if poison {
-            let mut current = pending.load(Ordering::Relaxed);
             loop {
                 match pending.compare_exchange_weak(
                     current,
@@ -1011,7 +1326,9 @@ impl<'a> Graph<'a> {
         if local.keep && self.is_pool_channel(channel as usize) {
             let mut kept = KEPT.get();
             kept.tasks.push_front(&self.next, index);
-            if kept.tasks.count >= KEEP_MAX {
+            // A graph of one runner has nobody to share with (a helper that serves a pool
+            // channel finds what the runner pushes when it waits or ends).
+            if kept.tasks.count >= KEEP_MAX && self.max_runners > 1 {
                 kept = self.share_kept(kept, 1);
             }
             KEPT.set(kept);
@@ -1376,8 +1693,15 @@ impl<'a> Graph<'a> {
             self.note_cancelled(id);
             true
         } else {
+            let task = Task {
+                graph: self,
+                id: TaskId {
+                    graph: self.serial,
+                    index,
+                    generation: generation_of(pending),
+                },
+            };
             self.prefetch_dependents(slot);
-            let task = Task { graph: self, id };
             // SAFETY: this thread owns the task's run; the slot holds its closure, stored
             // for this graph.
             let ran =
@@ -1400,7 +1724,10 @@ impl<'a> Graph<'a> {
     fn finish(&self, index: u32, reusable: bool, failed: bool, local: &mut Local) {
         let slot = &self.slots[index as usize];
         let close = if failed { CLOSED | FAILED } else { CLOSED };
-        let dependents = slot.dependents.fetch_or(close, Ordering::SeqCst);
+        // Neither flag is set before a task's finish, so adding them sets them (one
+        // locked add, where an OR that returns the old word is a compare-and-swap loop).
+        let dependents = slot.dependents.fetch_add(close, Ordering::SeqCst);
+        debug_assert_eq!(dependents & (CLOSED | FAILED), 0, "a task finished twice");
         let mut link = dependents & LINK_MASK;
         while link != NO_LINK {
             let at = link as usize;
@@ -1886,10 +2213,7 @@ impl<'a> Graph<'a> {
     /// one-shot task unfinished, no reusable task.
     pub(crate) unsafe fn compact(&self) -> Result<(), GraphBusy> {
         let unfinished = self.unfinished.load(Ordering::SeqCst);
-        let used = (self.fresh_slots.load(Ordering::Acquire) as usize).min(self.slots.len());
-        let reusable = self.slots[..used]
-            .iter()
-            .any(|slot| slot.meta.load(Ordering::Relaxed) & REUSABLE != 0);
+        let reusable = self.reusable_tasks.load(Ordering::Relaxed) != 0;
         if unfinished != 0 || reusable || self.helpers.load(Ordering::SeqCst) != 0 {
             return Err(GraphBusy { unfinished });
         }

@@ -69,6 +69,9 @@ pub enum TaskError {
     TooManyDependencies,
     /// The channel index is not one of the graph's channels.
     NoSuchChannel,
+    /// A task of a linked batch named a dependency by its position in the batch that is
+    /// not an earlier task of the batch ([`Before::InBatch`](super::Before::InBatch)).
+    NotEarlierInBatch,
 }
 
 impl From<GraphFull> for TaskError {
@@ -91,6 +94,9 @@ impl fmt::Display for TaskError {
             }
             TaskError::TooManyDependencies => f.write_str("too many dependencies for one task"),
             TaskError::NoSuchChannel => f.write_str("no such channel in this graph"),
+            TaskError::NotEarlierInBatch => {
+                f.write_str("a task of a batch can depend only on earlier tasks of the batch")
+            }
         }
     }
 }

@@ -253,3 +253,61 @@ fn loom_graph_a_freed_slot_is_reused_with_a_new_generation() {
         assert_eq!(runs.load(Ordering::SeqCst), 2);
     });
 }
+
+/// A linked batch (two tasks, the second after the first) is made and readied while the
+/// task its first one depends on runs on a runner: the push of that link races the
+/// task's finish. Each batch task runs once, in order, and sees what the one before
+/// wrote.
+#[test]
+fn loom_graph_a_linked_batch_depends_on_a_task_that_is_finishing() {
+    use super::Before;
+    model(3, || {
+        let (graph, requests) = graph(3, 2, 1);
+        let first_cell = Shared::new();
+        let second_cell = Shared::new();
+        let last = Arc::new(AtomicUsize::new(0));
+        let stop = Arc::new(AtomicBool::new(false));
+        let first = {
+            let cell = first_cell.clone();
+            graph.create(move |_| cell.set(7)).unwrap()
+        };
+        graph.ready(&[first]).unwrap();
+        let worker = {
+            let (graph, requests, stop) = (graph.clone(), requests.clone(), stop.clone());
+            thread::spawn(move || serve(&graph, &requests, &stop))
+        };
+        let middle = {
+            let (seen, cell) = (first_cell.clone(), second_cell.clone());
+            move |_: &super::Task<'_, 'static>| {
+                assert_eq!(seen.get(), 7);
+                cell.set(8);
+            }
+        };
+        let end = {
+            let (seen, last) = (second_cell.clone(), last.clone());
+            move |_: &super::Task<'_, 'static>| {
+                assert_eq!(seen.get(), 8);
+                last.fetch_add(1, Ordering::SeqCst);
+            }
+        };
+        let mut ids = Vec::new();
+        graph
+            .create_linked_batch_into(
+                graph.default_channel(),
+                [
+                    (
+                        Box::new(middle) as Box<dyn FnOnce(&super::Task<'_, 'static>) + Send>,
+                        [Before::Task(first)],
+                    ),
+                    (Box::new(end), [Before::InBatch(0)]),
+                ],
+                true,
+                &mut ids,
+            )
+            .unwrap();
+        stop.store(true, Ordering::SeqCst);
+        worker.join().unwrap();
+        assert_eq!(last.load(Ordering::SeqCst), 1);
+        assert_eq!(graph.unfinished(), 0);
+    });
+}

@@ -37,6 +37,12 @@
 //! their [`TaskId`] then goes stale (a generation counter tells). Reusable tasks
 //! ([`Graph::create_reusable`]) stay and run again with [`Graph::rerun`].
 //!
+//! A batch can be made with its dependencies and readied in one call
+//! ([`Graph::create_linked_batch`]): dependencies on earlier tasks of the batch are named
+//! by position ([`Before::InBatch`]) and linked before any other thread can see the
+//! batch, so they cost no synchronisation; only dependencies on older tasks
+//! ([`Before::Task`]) are pushed one by one, as [`Graph::add_dependencies`] does.
+//!
 //! Ready tasks of *pool channels* run on the pool's workers: a few runner jobs per burst
 //! of work take them in batches (a task costs a few atomic operations, not a pool job),
 //! and inside a task `join`, `scope` and parallel iterators work on the same pool. Each
@@ -114,6 +120,23 @@ impl fmt::Debug for TaskId {
             "TaskId({}#{}@{})",
             self.index, self.generation, self.graph
         )
+    }
+}
+
+/// A dependency of a task made by [`Graph::create_linked_batch_into`]: what it runs
+/// after.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Before {
+    /// A task made before the batch (one that finished already counts as done).
+    Task(TaskId),
+    /// The task at this position of the same batch (0 for its first task), which must
+    /// come before the task that names it.
+    InBatch(usize),
+}
+
+impl From<TaskId> for Before {
+    fn from(id: TaskId) -> Self {
+        Before::Task(id)
     }
 }
 
