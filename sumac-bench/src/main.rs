@@ -443,6 +443,7 @@ fn graph_specs(command: &GraphCommand, sel: &Selection) -> Result<Vec<Spec>, Fla
             specs::task_cost(a.count, CostOf::Create, sel)?,
             specs::task_cost(a.count, CostOf::Dependency, sel)?,
             specs::task_cost(a.count, CostOf::Dependency8, sel)?,
+            specs::task_cost(a.count, CostOf::Linked, sel)?,
         ]),
     }
 }

@@ -500,16 +500,16 @@ impl Bikeshed {
                     while made < share {
                         let n = (batch as u64).min(share - made) as usize;
                         ids.clear();
+                        // Created and readied in one call (a linked batch without
+                        // links).
                         let tasks = (0..n).map(|_| {
-                            move |_: &Task<'_, 'static>| {
+                            let task = move |_: &Task<'_, 'static>| {
                                 counter.fetch_add(1, Ordering::Relaxed);
-                            }
+                            };
+                            (task, [] as [Before; 0])
                         });
-                        match graph.create_batch_into(channel, tasks, &mut ids) {
-                            Ok(()) => {
-                                graph.ready(&ids).expect("ready");
-                                made += n as u64;
-                            }
+                        match graph.create_linked_batch_into(channel, tasks, true, &mut ids) {
+                            Ok(()) => made += n as u64,
                             // Producing faster than consumers run: back off.
                             Err(_) => std::thread::yield_now(),
                         }
@@ -667,6 +667,10 @@ pub enum CostOf {
     Dependency,
     /// `add_dependencies` of 8 links per call (each task after the 8 before it).
     Dependency8,
+    /// A task with one dependency, made by `create_linked_batch_into` (chains of
+    /// `BUILD_CHUNK`, each task after the one before it in its batch; not readied):
+    /// creating and linking together.
+    Linked,
 }
 
 impl CostOf {
@@ -676,13 +680,15 @@ impl CostOf {
             CostOf::Create => "graph-create-task",
             CostOf::Dependency => "graph-add-dependency",
             CostOf::Dependency8 => "graph-add-dependency-x8",
+            CostOf::Linked => "graph-create-linked-task",
         }
     }
 }
 
-/// Times `n` creates, or `n` links added by `add_dependencies` (one or eight per call,
-/// to tasks made in the untimed reset between runs), on a sumac graph. `seq` is the
-/// naive reference: a boxed closure pushed on a `Vec`, or an edge pushed on a `Vec`.
+/// Times `n` creates, `n` links added by `add_dependencies` (one or eight per call, to
+/// tasks made in the untimed reset between runs), or `n` tasks made with their link by
+/// linked batches, on a sumac graph. `seq` is the naive reference: a boxed closure pushed
+/// on a `Vec`, an edge pushed on a `Vec`, or both.
 pub struct TaskCost {
     n: usize,
     what: CostOf,
@@ -708,7 +714,7 @@ impl TaskCost {
     /// The links a run adds (`n`, rounded down to whole calls).
     fn links(&self) -> usize {
         match self.what {
-            CostOf::Create | CostOf::Dependency => self.n,
+            CostOf::Create | CostOf::Dependency | CostOf::Linked => self.n,
             CostOf::Dependency8 => self.n / 8 * 8,
         }
     }
@@ -716,7 +722,7 @@ impl TaskCost {
     /// The tasks a run connects: a chain of `n + 1`, or `n / 8` tasks after the first 8.
     fn linked_tasks(&self) -> usize {
         match self.what {
-            CostOf::Create | CostOf::Dependency => self.n + 1,
+            CostOf::Create | CostOf::Dependency | CostOf::Linked => self.n + 1,
             CostOf::Dependency8 => self.n / 8 + 8,
         }
     }
@@ -753,12 +759,14 @@ impl Workload for TaskCost {
         state.boxed.clear();
         state.edges.clear();
         state.ids.clear();
-        if let Some((_, graph)) = &state.graph.graph {
-            // Discard what the last run made (cancelled, dropped unrun).
+        if let Some((_, graph)) = &mut state.graph.graph {
+            // Discard what the last run made (cancelled, dropped unrun), and hand out
+            // slots in creation order again.
             graph.cancel();
             let _ = graph.wait_all();
+            graph.compact().expect("the last run finished");
         }
-        if self.what != CostOf::Create {
+        if matches!(self.what, CostOf::Dependency | CostOf::Dependency8) {
             // The runs time the links alone.
             self.make_linked_tasks(state);
         }
@@ -780,6 +788,17 @@ impl Workload for TaskCost {
                 }
                 state.boxed.len() as u64
             }
+            (Ctx::Seq, CostOf::Linked) => {
+                state.boxed.reserve(self.n);
+                state.edges.reserve(self.n);
+                for i in 0..self.n as u32 {
+                    state.boxed.push(Box::new(move || {
+                        counter.fetch_add(1, Ordering::Relaxed);
+                    }));
+                    state.edges.push((i, i + 1));
+                }
+                state.boxed.len() as u64
+            }
             (Ctx::Seq, CostOf::Dependency | CostOf::Dependency8) => {
                 let links = self.links();
                 state.edges.reserve(links);
@@ -790,7 +809,8 @@ impl Workload for TaskCost {
             }
             (Ctx::Sumac, what) => {
                 let n = self.n;
-                if what != CostOf::Create && state.ids_build != state.graph.build_count(n + 1, n) {
+                let links_made_tasks = matches!(what, CostOf::Dependency | CostOf::Dependency8);
+                if links_made_tasks && state.ids_build != state.graph.build_count(n + 1, n) {
                     self.make_linked_tasks(state);
                 }
                 let graph = &*state.graph.graph(n + 1, n);
@@ -813,6 +833,26 @@ impl Workload for TaskCost {
                                 .expect("links");
                         }
                         n as u64
+                    }
+                    CostOf::Linked => {
+                        let ids = &mut state.ids;
+                        for start in (0..n).step_by(BUILD_CHUNK) {
+                            let tasks = (start..(start + BUILD_CHUNK).min(n)).map(|j| {
+                                let task = move |_: &Task<'_, 'static>| {
+                                    counter.fetch_add(1, Ordering::Relaxed);
+                                };
+                                (task, (j > start).then(|| Before::InBatch(j - start - 1)))
+                            });
+                            graph
+                                .create_linked_batch_into(
+                                    graph.default_channel(),
+                                    tasks,
+                                    false,
+                                    ids,
+                                )
+                                .expect("capacity");
+                        }
+                        graph.unfinished() as u64
                     }
                     CostOf::Dependency8 => {
                         // Each task after the 8 before it, in one call.
