@@ -1327,6 +1327,59 @@ fn a_linked_batch_whose_iterators_panic_makes_nothing() {
     graph.wait_all().unwrap();
 }
 
+/// An iterator that claims more items than it yields.
+struct ShortIterator<T> {
+    items: std::vec::IntoIter<T>,
+    claimed: usize,
+}
+
+impl<T> Iterator for ShortIterator<T> {
+    type Item = T;
+    fn next(&mut self) -> Option<T> {
+        self.items.next()
+    }
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.claimed, Some(self.claimed))
+    }
+}
+
+impl<T> ExactSizeIterator for ShortIterator<T> {}
+
+#[test]
+fn batches_whose_iterators_run_dry_early_give_the_unused_slots_back() {
+    let graph = TaskGraph::builder().max_tasks(4).build().unwrap();
+    let task = |_: &Task<'_, 'static>| ();
+    let mut ids = Vec::new();
+    for linked in [false, true] {
+        ids.clear();
+        if linked {
+            let items = vec![(task, None), (task, Some(Before::InBatch(0)))];
+            let tasks = ShortIterator {
+                items: items.into_iter(),
+                claimed: 4,
+            };
+            graph
+                .create_linked_batch_into(graph.default_channel(), tasks, false, &mut ids)
+                .unwrap();
+        } else {
+            let tasks = ShortIterator {
+                items: vec![task, task].into_iter(),
+                claimed: 4,
+            };
+            graph
+                .create_batch_into(graph.default_channel(), tasks, &mut ids)
+                .unwrap();
+        }
+        assert_eq!(ids.len(), 2);
+        // The two slots the batch took and did not use are free again.
+        let more = graph.create_batch([task, task]).unwrap();
+        assert!(graph.create(task).is_err());
+        graph.ready(&ids).unwrap();
+        graph.ready(&more).unwrap();
+        graph.wait_all().unwrap();
+    }
+}
+
 // ---------------------------------------------------------------------------------------
 // Re-running and borrowing
 // ---------------------------------------------------------------------------------------

@@ -323,7 +323,7 @@ fn slot_array(len: usize) -> Box<[Slot]> {
 }
 
 /// A batch of [`Graph::create_linked_batch_into`] being made: what goes back if it fails
-/// (dropped without [`keep`](LinkedBatch::keep)).
+/// (dropped with `kept` unset).
 struct LinkedBatch<'g, 'a, 'v> {
     graph: &'g Graph<'a>,
     /// Every slot of the batch (the chain stays intact: filling uses no `next` entry).
@@ -640,6 +640,22 @@ impl<'a> Graph<'a> {
         )
     }
 
+    /// Gives back the `count` slots of a batch's chain from `first` on, which the batch
+    /// did not use.
+    fn free_unused_slots(&self, first: u32, count: u32) {
+        if count == 0 {
+            return;
+        }
+        let mut rest = Chain::EMPTY;
+        let mut at = first;
+        for _ in 0..count {
+            let after = self.next[at as usize].load(Ordering::Relaxed);
+            rest.push_back(&self.next, at);
+            at = after;
+        }
+        self.free_slots.push(&self.next, rest);
+    }
+
     fn allocate_links(&self, n: usize) -> Result<Chain, GraphFull> {
         Self::allocate(
             &self.free_links,
@@ -897,17 +913,8 @@ impl<'a> Graph<'a> {
         for &id in &guard.ids[start..] {
             self.publish_slot(id);
         }
-        if made < chain.count {
-            // The iterator ran dry early: the slots not used go back.
-            let mut rest = Chain::EMPTY;
-            let mut at = index;
-            for _ in made..chain.count {
-                let after = self.next[at as usize].load(Ordering::Relaxed);
-                rest.push_back(&self.next, at);
-                at = after;
-            }
-            self.free_slots.push(&self.next, rest);
-        }
+        // The iterator may have run dry early: the slots not used go back.
+        self.free_unused_slots(index, chain.count - made);
         let _ = guard;
         self.unfinished.fetch_add(made as usize, Ordering::Relaxed);
         Ok(())
@@ -1029,16 +1036,7 @@ impl<'a> Graph<'a> {
         }
         batch.kept = true;
         let (spare_links, outside, ids) = (batch.spare_links, &batch.outside, &batch.ids[..]);
-        if made < slots.count {
-            let mut rest = Chain::EMPTY;
-            let mut at = index;
-            for _ in made..slots.count {
-                let after = self.next[at as usize].load(Ordering::Relaxed);
-                rest.push_back(&self.next, at);
-                at = after;
-            }
-            self.free_slots.push(&self.next, rest);
-        }
+        self.free_unused_slots(index, slots.count - made);
         if !spare_links.is_empty() {
             self.free_links.push(&self.link_next, spare_links);
         }
