@@ -19,7 +19,8 @@
 //!
 //! A runner keeps the tasks its own tasks release (up to `KEEP_MAX`, newest first) and
 //! runs them next without a push, like a depth-first walk that keeps their data in cache;
-//! beyond that it pushes the older ones in one go for other runners. The kept tasks live
+//! beyond that it pushes the older ones in one go for other runners (a graph of one runner
+//! keeps them all). The kept tasks live
 //! in a thread-local, so that a task that waits can hand them to other runners first.
 //!
 //! # Completion and dependency release
@@ -97,7 +98,8 @@ const FREE_BATCH_SHARE: usize = 64;
 /// producer's batches should not end it.
 const RUNNER_LINGER_ROUNDS: u32 = 256;
 /// Released tasks a runner keeps to run itself (newest first, like a depth-first walk,
-/// which keeps their data in cache); older ones beyond this go to its channel for others.
+/// which keeps their data in cache); older ones beyond this go to its channel for other
+/// runners (a graph of one runner keeps all).
 const KEEP_MAX: u32 = 8;
 /// How many tasks of a batch ahead a runner prefetches the slot of.
 const PREFETCH_AHEAD: usize = 4;
@@ -972,8 +974,8 @@ impl<'a> Graph<'a> {
     /// This does what [`create_batch_into`](Self::create_batch_into),
     /// [`add_dependencies`](Self::add_dependencies) and [`ready`](Self::ready) do, for
     /// less: the links among the batch's tasks are written before any other thread can see
-    /// them, so they cost no synchronisation; only dependencies on earlier tasks are
-    /// pushed one by one. Without `ready` the tasks wait for [`ready`](Self::ready) and
+    /// them, so they cost no synchronisation; only dependencies on tasks made before the
+    /// batch are pushed one by one. Without `ready` the tasks wait for [`ready`](Self::ready) and
     /// may take more dependencies first.
     ///
     /// # Errors
@@ -1324,8 +1326,8 @@ impl<'a> Graph<'a> {
         if local.keep && self.is_pool_channel(channel as usize) {
             let mut kept = KEPT.get();
             kept.tasks.push_front(&self.next, index);
-            // A graph of one runner has nobody to share with (a helper that serves a pool
-            // channel finds what the runner pushes when it waits or ends).
+            // A graph of one runner has no other runner to share with: it keeps them all
+            // (a task of it that waits shares them first, see `wait`).
             if kept.tasks.count >= KEEP_MAX && self.max_runners > 1 {
                 kept = self.share_kept(kept, 1);
             }
