@@ -370,12 +370,7 @@ impl<'g, 'a, 'v> LinkedBatch<'g, 'a, 'v> {
                         .store((head & !LINK_MASK) | link as u64, Ordering::Relaxed);
                 }
                 Before::Task(id) => {
-                    let b_slot = &graph.slots[graph.check_id(id)?];
-                    if generation_of(b_slot.pending.load(Ordering::Acquire)) == id.generation
-                        && b_slot.meta.load(Ordering::Relaxed) & REUSABLE != 0
-                    {
-                        return Err(TaskError::ReuseMismatch);
-                    }
+                    graph.check_dependency(id, 0)?;
                     let link = self.take_link()?;
                     self.outside.push((position, id, link));
                 }
@@ -1109,16 +1104,10 @@ impl<'a> Graph<'a> {
         let slot = &self.slots[index];
         let reusable = slot.meta.load(Ordering::Relaxed) & REUSABLE;
         for &b in before {
-            let b_index = self.check_id(b)?;
             if b == task {
                 return Err(TaskError::SelfDependency);
             }
-            let b_slot = &self.slots[b_index];
-            if generation_of(b_slot.pending.load(Ordering::Acquire)) == b.generation
-                && b_slot.meta.load(Ordering::Relaxed) & REUSABLE != reusable
-            {
-                return Err(TaskError::ReuseMismatch);
-            }
+            self.check_dependency(b, reusable)?;
         }
         if before.is_empty() {
             return self.check_open(task).map(|_| ());
@@ -1176,6 +1165,19 @@ impl<'a> Graph<'a> {
             let mut local = Local::new(false);
             self.release(index, undo, poison, &mut local);
             self.publish(&mut local);
+        }
+        Ok(())
+    }
+
+    /// Checks that `before` may be a dependency of a task whose `meta` has `reusable`
+    /// (`REUSABLE` or 0): an id of this graph, and (unless it finished) of a task as
+    /// reusable as that one.
+    fn check_dependency(&self, before: TaskId, reusable: u32) -> Result<(), TaskError> {
+        let slot = &self.slots[self.check_id(before)?];
+        if generation_of(slot.pending.load(Ordering::Acquire)) == before.generation
+            && slot.meta.load(Ordering::Relaxed) & REUSABLE != reusable
+        {
+            return Err(TaskError::ReuseMismatch);
         }
         Ok(())
     }
