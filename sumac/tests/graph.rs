@@ -1125,6 +1125,39 @@ fn a_linked_batch_runs_its_tasks_after_their_dependencies_inside_and_outside_the
 }
 
 #[test]
+fn a_one_thread_graph_runs_the_tasks_it_released_in_release_order() {
+    // A root with three children, each with one child of its own: every child runs
+    // before any grandchild (a depth-first walk would run a grandchild right after its
+    // parent).
+    let pool = stress_pool(1);
+    let order = Mutex::new(Vec::new());
+    let counter = DropCounter::new();
+    graph::TaskGraph::builder()
+        .pool(&pool)
+        .scope(|g| {
+            let order = &order;
+            let mut tasks = vec![(recorder(order, &counter, 0), vec![])];
+            for child in 1..=3 {
+                tasks.push((recorder(order, &counter, child), vec![Before::InBatch(0)]));
+            }
+            for grandchild in 4..=6 {
+                let parent = Before::InBatch(grandchild - 3);
+                tasks.push((recorder(order, &counter, grandchild), vec![parent]));
+            }
+            g.create_linked_batch(tasks, true).unwrap();
+        })
+        .unwrap()
+        .unwrap();
+    let order = order.into_inner().unwrap();
+    assert_eq!(order.len(), 7, "{order:?}");
+    assert_eq!(order[0], 0, "{order:?}");
+    let mut children: Vec<usize> = order[1..4].to_vec();
+    children.sort_unstable();
+    assert_eq!(children, [1, 2, 3], "{order:?}");
+    assert_eq!((counter.created(), counter.dropped()), (7, 7));
+}
+
+#[test]
 fn a_linked_batch_left_unready_waits_for_ready_and_takes_more_dependencies() {
     let order = Mutex::new(Vec::new());
     let counter = DropCounter::new();

@@ -17,10 +17,13 @@
 //! again and finds it); one that came after sees the runner gone and spawns another. The
 //! loom model `loom_graph_*` checks this on this code.
 //!
-//! A runner keeps the tasks its own tasks release (up to `KEEP_MAX`, newest first) and
-//! runs them next without a push, like a depth-first walk that keeps their data in cache;
-//! beyond that it pushes the older ones in one go for other runners (a graph of one runner
-//! keeps them all). The kept tasks live
+//! A runner keeps the tasks its own tasks release and runs them next without a push. In a
+//! graph of several runners it keeps up to `KEEP_MAX`, newest first, like a depth-first
+//! walk that keeps their data in cache, and pushes the older ones in one go for other
+//! runners. A graph of one runner has nobody to share with: it keeps them all and runs
+//! them in release order, so that a task released behind others waits while the counts
+//! its end will decrement are prefetched (a depth-first walk over a wide graph would
+//! reach every level at once, and each release would miss the cache). The kept tasks live
 //! in a thread-local, so that a task that waits can hand them to other runners first.
 //!
 //! # Completion and dependency release
@@ -97,9 +100,9 @@ const FREE_BATCH_SHARE: usize = 64;
 /// for the next burst costs an allocation and a pool push, so a short gap between a
 /// producer's batches should not end it.
 const RUNNER_LINGER_ROUNDS: u32 = 256;
-/// Released tasks a runner keeps to run itself (newest first, like a depth-first walk,
-/// which keeps their data in cache); older ones beyond this go to its channel for other
-/// runners (a graph of one runner keeps all).
+/// Released tasks a runner of a graph of several runners keeps to run itself (newest
+/// first, like a depth-first walk, which keeps their data in cache); older ones beyond
+/// this go to its channel for other runners (a graph of one runner keeps all).
 const KEEP_MAX: u32 = 8;
 /// How many tasks of a batch ahead a runner prefetches the slot of.
 const PREFETCH_AHEAD: usize = 4;
@@ -127,8 +130,8 @@ thread_local! {
     static CURRENT_GRAPH: Cell<usize> = const { Cell::new(0) };
 }
 
-/// The released tasks a runner keeps to run itself (see `KEEP_MAX`), newest first, and
-/// the channel it shares them on.
+/// The released tasks a runner keeps to run itself, in the order it runs them (see the
+/// module documentation), and the channel it shares them on.
 #[derive(Clone, Copy)]
 struct Kept {
     tasks: Chain,
@@ -1327,11 +1330,19 @@ impl<'a> Graph<'a> {
         let channel = self.slots[index as usize].meta.load(Ordering::Relaxed) & CHANNEL_MASK;
         if local.keep && self.is_pool_channel(channel as usize) {
             let mut kept = KEPT.get();
-            kept.tasks.push_front(&self.next, index);
-            // A graph of one runner has no other runner to share with: it keeps them all
-            // (a task of it that waits shares them first, see `wait`).
-            if kept.tasks.count >= KEEP_MAX && self.max_runners > 1 {
-                kept = self.share_kept(kept, 1);
+            if self.max_runners > 1 {
+                kept.tasks.push_front(&self.next, index);
+                if kept.tasks.count >= KEEP_MAX {
+                    kept = self.share_kept(kept, 1);
+                }
+            } else {
+                // Kept all, in release order (a task of the graph that waits shares them
+                // first, see `wait`); one that runs next has no time to prefetch for.
+                let behind_others = !kept.tasks.is_empty();
+                kept.tasks.push_back(&self.next, index);
+                if behind_others {
+                    self.prefetch_dependents(&self.slots[index as usize]);
+                }
             }
             KEPT.set(kept);
             return;
