@@ -21,9 +21,10 @@
 //! graph of several runners it keeps up to `KEEP_MAX`, newest first, like a depth-first
 //! walk that keeps their data in cache, and pushes the older ones in one go for other
 //! runners. A graph of one runner has nobody to share with: it keeps them all and runs
-//! them in release order, so that a task released behind others waits while the counts
-//! its end will decrement are prefetched (a depth-first walk over a wide graph would
-//! reach every level at once, and each release would miss the cache). The kept tasks live
+//! them in release order, which keeps a wide graph's walk on few levels at a time (a
+//! depth-first walk reaches every level at once, and each release misses the cache); a
+//! task released behind others has its first dependency link fetched meanwhile, for the
+//! prefetch of its dependents' slots when it starts. The kept tasks live
 //! in a thread-local, so that a task that waits can hand them to other runners first.
 //!
 //! # Completion and dependency release
@@ -1337,11 +1338,11 @@ impl<'a> Graph<'a> {
                 }
             } else {
                 // Kept all, in release order (a task of the graph that waits shares them
-                // first, see `wait`); one that runs next has no time to prefetch for.
+                // first, see `wait`); one that runs next leaves no time for a prefetch.
                 let behind_others = !kept.tasks.is_empty();
                 kept.tasks.push_back(&self.next, index);
                 if behind_others {
-                    self.prefetch_dependents(&self.slots[index as usize]);
+                    self.prefetch_first_link(&self.slots[index as usize]);
                 }
             }
             KEPT.set(kept);
@@ -1539,25 +1540,13 @@ impl<'a> Graph<'a> {
         }
     }
 
-    /// Asks the CPU to load slot `index` into its cache (a hint; nothing elsewhere, and
-    /// nothing for an index out of range).
+    /// Asks the CPU to load slot `index` into its cache (a hint; nothing for an index out
+    /// of range).
     #[inline(always)]
     fn prefetch(&self, index: u32) {
-        #[cfg(all(target_arch = "x86_64", not(loom), not(miri)))]
-        {
-            let Some(slot) = self.slots.get(index as usize) else {
-                return;
-            };
-            let slot: *const Slot = slot;
-            // SAFETY: prefetching is a hint that never faults; the address is in bounds.
-            unsafe {
-                std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
-                    slot.cast::<i8>(),
-                )
-            };
+        if let Some(slot) = self.slots.get(index as usize) {
+            prefetch_line(slot);
         }
-        #[cfg(not(all(target_arch = "x86_64", not(loom), not(miri))))]
-        let _ = index;
     }
 
     /// Asks the CPU to load the slots of the first [`PREFETCH_DEPENDENTS`] dependents of
@@ -1578,6 +1567,28 @@ impl<'a> Graph<'a> {
                 self.prefetch(target.load(Ordering::Relaxed));
                 link = self.link_next[link as usize].load(Ordering::Relaxed) as u64;
                 ahead += 1;
+            }
+        }
+        #[cfg(not(all(target_arch = "x86_64", not(loom), not(miri))))]
+        let _ = slot;
+    }
+
+    /// Asks the CPU to load the first link of the dependents list of the task in `slot` (a
+    /// hint: the list may change meanwhile), which [`prefetch_dependents`] reads when the
+    /// task starts.
+    ///
+    /// [`prefetch_dependents`]: Self::prefetch_dependents
+    #[inline(always)]
+    fn prefetch_first_link(&self, slot: &Slot) {
+        // As in `prefetch_dependents`.
+        #[cfg(all(target_arch = "x86_64", not(loom), not(miri)))]
+        {
+            let link = (slot.dependents.load(Ordering::Relaxed) & LINK_MASK) as usize;
+            if let (Some(target), Some(next)) =
+                (self.link_target.get(link), self.link_next.get(link))
+            {
+                prefetch_line(target);
+                prefetch_line(next);
             }
         }
         #[cfg(not(all(target_arch = "x86_64", not(loom), not(miri))))]
@@ -2289,6 +2300,24 @@ impl std::fmt::Debug for Graph<'_> {
             .field("unfinished", &self.unfinished())
             .finish_non_exhaustive()
     }
+}
+
+/// Asks the CPU to load the cache line of `item` (a hint; nothing where prefetching is not
+/// compiled, see `prefetch_dependents`).
+#[inline(always)]
+fn prefetch_line<T>(item: &T) {
+    #[cfg(all(target_arch = "x86_64", not(loom), not(miri)))]
+    {
+        let address: *const T = item;
+        // SAFETY: prefetching is a hint that never faults, and the address is of a value.
+        unsafe {
+            std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
+                address.cast::<i8>(),
+            )
+        };
+    }
+    #[cfg(not(all(target_arch = "x86_64", not(loom), not(miri))))]
+    let _ = item;
 }
 
 /// Adds `n` tasks run to the calling worker's counters (nothing outside a pool).
