@@ -97,10 +97,15 @@ const IDLE_FREE_BATCH: u32 = 16;
 /// A graph lets each thread keep at most this fraction of its slots freed but unpublished,
 /// so that a small graph's creators (possibly tasks of the same runner) find them.
 const FREE_BATCH_SHARE: usize = 64;
-/// Rounds an idle runner watches the pool channels before it ends: spawning a new runner
+/// Looks an idle runner takes at the pool channels before it ends: spawning a new runner
 /// for the next burst costs an allocation and a pool push, so a short gap between a
 /// producer's batches should not end it.
-const RUNNER_LINGER_ROUNDS: u32 = 256;
+const RUNNER_LINGER_ROUNDS: u32 = 16;
+/// Spin-loop pauses between an idle runner's looks: each look pulls the channels' heads
+/// from the producers' cores, so fewer looks let pushes find them in place and let ready
+/// tasks gather into bigger takes.
+#[cfg_attr(loom, allow(dead_code, reason = "a loom runner looks once"))]
+const LINGER_POLL_PAUSES: u32 = 16;
 /// Released tasks a runner of a graph of several runners keeps to run itself (newest
 /// first, like a depth-first walk, which keeps their data in cache); older ones beyond
 /// this go to its channel for other runners (a graph of one runner keeps all).
@@ -1631,7 +1636,9 @@ impl<'a> Graph<'a> {
                 return true;
             }
             #[cfg(not(loom))]
-            std::hint::spin_loop();
+            for _ in 0..LINGER_POLL_PAUSES {
+                std::hint::spin_loop();
+            }
             #[cfg(loom)]
             break;
         }
