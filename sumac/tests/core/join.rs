@@ -322,8 +322,13 @@ fn a_panicking_destructor_in_a_job_run_at_a_join_does_not_unwind_the_join() {
     let pool = {
         let release_b = Arc::clone(&release_b);
         let handled = Arc::clone(&handled);
+        // The join's owner must be a worker, busy in the first closure until the bomb is
+        // armed: a caller taking part would own the join instead, and both workers could
+        // then run their copies of the broadcast (the last one dropping the bomb unarmed)
+        // before it is armed.
         sumac::ThreadPoolBuilder::new()
             .num_threads(2)
+            .callers_take_part(false)
             .heartbeat_interval(Duration::from_micros(1))
             .panic_handler(move |_| {
                 handled.fetch_add(1, Ordering::SeqCst);
