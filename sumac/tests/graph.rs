@@ -1088,39 +1088,48 @@ fn recorder<'o>(
     }
 }
 
+/// Runs `build` in a graph scope on a stress pool of `threads` threads; returns the
+/// positions its recorders logged, in the order their tasks ran, and how many recorders
+/// were made (each closure must have been dropped).
+fn recorded_run(
+    threads: usize,
+    build: impl for<'o> FnOnce(&Graph<'o>, &'o Mutex<Vec<usize>>, &'o DropCounter),
+) -> (Vec<usize>, usize) {
+    let pool = stress_pool(threads);
+    let order = Mutex::new(Vec::new());
+    let counter = DropCounter::new();
+    graph::TaskGraph::builder()
+        .pool(&pool)
+        .scope(|g| build(g, &order, &counter))
+        .unwrap()
+        .unwrap();
+    assert_eq!(counter.created(), counter.dropped());
+    (order.into_inner().unwrap(), counter.created())
+}
+
 #[test]
 fn a_linked_batch_runs_its_tasks_after_their_dependencies_inside_and_outside_the_batch() {
     for threads in [1, 2] {
-        let pool = stress_pool(threads);
-        let order = Mutex::new(Vec::new());
-        let counter = DropCounter::new();
-        graph::TaskGraph::builder()
-            .pool(&pool)
-            .scope(|g| {
-                let order = &order;
-                let outside = g.create(recorder(order, &counter, 100)).unwrap();
-                let tasks = vec![
-                    (recorder(order, &counter, 0), vec![Before::Task(outside)]),
-                    (recorder(order, &counter, 1), vec![Before::InBatch(0)]),
-                    (recorder(order, &counter, 2), vec![]),
-                    (
-                        recorder(order, &counter, 3),
-                        vec![Before::InBatch(1), Before::InBatch(2), outside.into()],
-                    ),
-                ];
-                let ids = g.create_linked_batch(tasks, true).unwrap();
-                assert_eq!(ids.len(), 4);
-                // Readied by the batch: readying again is refused.
-                assert_eq!(g.ready(&ids[..1]), Err(TaskError::AlreadyReadied));
-                g.ready(&[outside]).unwrap();
-            })
-            .unwrap()
-            .unwrap();
-        let order = order.into_inner().unwrap();
+        let (order, made) = recorded_run(threads, |g, order, counter| {
+            let outside = g.create(recorder(order, counter, 100)).unwrap();
+            let tasks = vec![
+                (recorder(order, counter, 0), vec![Before::Task(outside)]),
+                (recorder(order, counter, 1), vec![Before::InBatch(0)]),
+                (recorder(order, counter, 2), vec![]),
+                (
+                    recorder(order, counter, 3),
+                    vec![Before::InBatch(1), Before::InBatch(2), outside.into()],
+                ),
+            ];
+            let ids = g.create_linked_batch(tasks, true).unwrap();
+            assert_eq!(ids.len(), 4);
+            // Readied by the batch: readying again is refused.
+            assert_eq!(g.ready(&ids[..1]), Err(TaskError::AlreadyReadied));
+            g.ready(&[outside]).unwrap();
+        });
         let at = |p: usize| order.iter().position(|&x| x == p).unwrap();
-        assert_eq!(order.len(), 5, "{order:?}");
+        assert_eq!((order.len(), made), (5, 5), "{order:?}");
         assert!(at(100) < at(0) && at(0) < at(1) && at(1) < at(3) && at(2) < at(3));
-        assert_eq!((counter.created(), counter.dropped()), (5, 5));
     }
 }
 
@@ -1129,32 +1138,22 @@ fn a_one_thread_graph_runs_the_tasks_it_released_in_release_order() {
     // A root with three children, each with one child of its own: every child runs
     // before any grandchild (a depth-first walk would run a grandchild right after its
     // parent).
-    let pool = stress_pool(1);
-    let order = Mutex::new(Vec::new());
-    let counter = DropCounter::new();
-    graph::TaskGraph::builder()
-        .pool(&pool)
-        .scope(|g| {
-            let order = &order;
-            let mut tasks = vec![(recorder(order, &counter, 0), vec![])];
-            for child in 1..=3 {
-                tasks.push((recorder(order, &counter, child), vec![Before::InBatch(0)]));
-            }
-            for grandchild in 4..=6 {
-                let parent = Before::InBatch(grandchild - 3);
-                tasks.push((recorder(order, &counter, grandchild), vec![parent]));
-            }
-            g.create_linked_batch(tasks, true).unwrap();
-        })
-        .unwrap()
-        .unwrap();
-    let order = order.into_inner().unwrap();
-    assert_eq!(order.len(), 7, "{order:?}");
+    let (order, made) = recorded_run(1, |g, order, counter| {
+        let mut tasks = vec![(recorder(order, counter, 0), vec![])];
+        for child in 1..=3 {
+            tasks.push((recorder(order, counter, child), vec![Before::InBatch(0)]));
+        }
+        for grandchild in 4..=6 {
+            let parent = Before::InBatch(grandchild - 3);
+            tasks.push((recorder(order, counter, grandchild), vec![parent]));
+        }
+        g.create_linked_batch(tasks, true).unwrap();
+    });
+    assert_eq!((order.len(), made), (7, 7), "{order:?}");
     assert_eq!(order[0], 0, "{order:?}");
     let mut children: Vec<usize> = order[1..4].to_vec();
     children.sort_unstable();
     assert_eq!(children, [1, 2, 3], "{order:?}");
-    assert_eq!((counter.created(), counter.dropped()), (7, 7));
 }
 
 #[test]
