@@ -289,7 +289,7 @@ impl<T> Chan<T> {
         }
         // A thread spins and yields before it registers (a worker goes straight to
         // running its pool's jobs).
-        if !crate::park::on_worker() {
+        if super::waiters::BACKS_OFF && !crate::park::on_worker() {
             for round in 0..super::waiters::SPIN_ROUNDS + super::waiters::YIELD_ROUNDS {
                 super::waiters::backoff(round);
                 if let Some(answer) = attempt() {

@@ -192,7 +192,7 @@ impl<'a> Select<'a> {
         if let Some(operation) = self.look() {
             return Some(operation);
         }
-        if !crate::park::on_worker() {
+        if waiters::BACKS_OFF && !crate::park::on_worker() {
             for round in 0..waiters::SPIN_ROUNDS + waiters::YIELD_ROUNDS {
                 waiters::backoff(round);
                 if let Some(operation) = self.look() {

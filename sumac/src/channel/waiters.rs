@@ -451,26 +451,24 @@ pub(crate) fn wait_until(done: impl Fn() -> bool, deadline: Option<Instant>) -> 
 
 /// Rounds of exponential spinning (`2^round` pause instructions) before a blocked thread
 /// yields its core: a futex wake-up on a VM costs tens of microseconds.
-#[cfg(not(loom))]
 pub(crate) const SPIN_ROUNDS: u32 = 6;
 /// Rounds of `yield_now` after spinning, before a blocked thread parks: with more
 /// threads than cores, the thread that unblocks us may be waiting for this core.
-#[cfg(not(loom))]
 pub(crate) const YIELD_ROUNDS: u32 = 4;
-/// Loom models explore every interleaving (and a yield there would let the other
-/// threads run to completion first, hiding the waits): no spinning.
-#[cfg(loom)]
-pub(crate) const SPIN_ROUNDS: u32 = 0;
-#[cfg(loom)]
-pub(crate) const YIELD_ROUNDS: u32 = 0;
+/// Whether a thread spins and yields before it blocks. Loom models explore every
+/// interleaving (and a yield there would let the other threads run to completion first,
+/// hiding the waits): they block at once.
+pub(crate) const BACKS_OFF: bool = cfg!(not(loom));
 
 /// Spins, then yields, for a while, until `done()`; returns whether it held.
 pub(crate) fn spin_until(done: &impl Fn() -> bool) -> bool {
-    for round in 0..SPIN_ROUNDS + YIELD_ROUNDS {
-        if done() {
-            return true;
+    if BACKS_OFF {
+        for round in 0..SPIN_ROUNDS + YIELD_ROUNDS {
+            if done() {
+                return true;
+            }
+            backoff(round);
         }
-        backoff(round);
     }
     done()
 }

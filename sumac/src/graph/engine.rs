@@ -100,6 +100,7 @@ const FREE_BATCH_SHARE: usize = 64;
 /// Looks an idle runner takes at the pool channels before it ends: spawning a new runner
 /// for the next burst costs an allocation and a pool push, so a short gap between a
 /// producer's batches should not end it.
+#[cfg_attr(loom, allow(dead_code, reason = "a loom runner looks once"))]
 const RUNNER_LINGER_ROUNDS: u32 = 16;
 /// Spin-loop pauses between an idle runner's looks: each look pulls the channels' heads
 /// from the producers' cores, so fewer looks let pushes find them in place and let ready
@@ -1628,21 +1629,26 @@ impl<'a> Graph<'a> {
 
     /// Watches the pool channels for a while; returns whether one got a task.
     fn linger(&self) -> bool {
-        for _ in 0..RUNNER_LINGER_ROUNDS {
-            if self.channels[..self.pool_channels]
+        let busy = || {
+            self.channels[..self.pool_channels]
                 .iter()
                 .any(|channel| !channel.looks_empty())
-            {
-                return true;
+        };
+        // A loom runner looks once (spinning there only multiplies the states).
+        #[cfg(loom)]
+        return busy();
+        #[cfg(not(loom))]
+        {
+            for _ in 0..RUNNER_LINGER_ROUNDS {
+                if busy() {
+                    return true;
+                }
+                for _ in 0..LINGER_POLL_PAUSES {
+                    std::hint::spin_loop();
+                }
             }
-            #[cfg(not(loom))]
-            for _ in 0..LINGER_POLL_PAUSES {
-                std::hint::spin_loop();
-            }
-            #[cfg(loom)]
-            break;
+            false
         }
-        false
     }
 
     /// Leaves the runner count unless a push notified us: `None` to look again, else the
