@@ -114,14 +114,10 @@ const KEEP_MAX: u32 = 8;
 /// How many tasks of a batch ahead a runner prefetches the slot of.
 const PREFETCH_AHEAD: usize = 4;
 /// How many of a task's dependents have their slots prefetched as it starts.
-#[cfg_attr(
-    not(all(target_arch = "x86_64", not(loom), not(miri))),
-    allow(
-        dead_code,
-        reason = "prefetching is compiled only where it does something"
-    )
-)]
 const PREFETCH_DEPENDENTS: usize = 8;
+/// Whether prefetch hints are compiled (see `prefetch_line`): elsewhere the walks that
+/// find what to prefetch would only add loads (and, under loom, states to explore).
+const PREFETCHES: bool = cfg!(all(target_arch = "x86_64", not(loom), not(miri)));
 /// Channels a thread collects released tasks for before pushing them.
 const RELEASE_CHANNELS: usize = 4;
 
@@ -1560,23 +1556,19 @@ impl<'a> Graph<'a> {
     /// decrements.
     #[inline(always)]
     fn prefetch_dependents(&self, slot: &Slot) {
-        // Where `prefetch` does nothing, the walk would only add loads (and, under loom,
-        // states to explore).
-        #[cfg(all(target_arch = "x86_64", not(loom), not(miri)))]
-        {
-            let mut link = slot.dependents.load(Ordering::Relaxed) & LINK_MASK;
-            let mut ahead = 0;
-            while link != NO_LINK && ahead < PREFETCH_DEPENDENTS {
-                let Some(target) = self.link_target.get(link as usize) else {
-                    return;
-                };
-                self.prefetch(target.load(Ordering::Relaxed));
-                link = self.link_next[link as usize].load(Ordering::Relaxed) as u64;
-                ahead += 1;
-            }
+        if !PREFETCHES {
+            return;
         }
-        #[cfg(not(all(target_arch = "x86_64", not(loom), not(miri))))]
-        let _ = slot;
+        let mut link = slot.dependents.load(Ordering::Relaxed) & LINK_MASK;
+        let mut ahead = 0;
+        while link != NO_LINK && ahead < PREFETCH_DEPENDENTS {
+            let Some(target) = self.link_target.get(link as usize) else {
+                return;
+            };
+            self.prefetch(target.load(Ordering::Relaxed));
+            link = self.link_next[link as usize].load(Ordering::Relaxed) as u64;
+            ahead += 1;
+        }
     }
 
     /// Asks the CPU to load the first link of the dependents list of the task in `slot` (a
@@ -1586,19 +1578,14 @@ impl<'a> Graph<'a> {
     /// [`prefetch_dependents`]: Self::prefetch_dependents
     #[inline(always)]
     fn prefetch_first_link(&self, slot: &Slot) {
-        // As in `prefetch_dependents`.
-        #[cfg(all(target_arch = "x86_64", not(loom), not(miri)))]
-        {
-            let link = (slot.dependents.load(Ordering::Relaxed) & LINK_MASK) as usize;
-            if let (Some(target), Some(next)) =
-                (self.link_target.get(link), self.link_next.get(link))
-            {
-                prefetch_line(target);
-                prefetch_line(next);
-            }
+        if !PREFETCHES {
+            return;
         }
-        #[cfg(not(all(target_arch = "x86_64", not(loom), not(miri))))]
-        let _ = slot;
+        let link = (slot.dependents.load(Ordering::Relaxed) & LINK_MASK) as usize;
+        if let (Some(target), Some(next)) = (self.link_target.get(link), self.link_next.get(link)) {
+            prefetch_line(target);
+            prefetch_line(next);
+        }
     }
 
     /// Runs the tasks released for this thread to run next.
@@ -2315,8 +2302,7 @@ impl std::fmt::Debug for Graph<'_> {
     }
 }
 
-/// Asks the CPU to load the cache line of `item` (a hint; nothing where prefetching is not
-/// compiled, see `prefetch_dependents`).
+/// Asks the CPU to load the cache line of `item` (a hint; nothing unless `PREFETCHES`).
 #[inline(always)]
 fn prefetch_line<T>(item: &T) {
     #[cfg(all(target_arch = "x86_64", not(loom), not(miri)))]
