@@ -1659,8 +1659,10 @@ fn a_graph_that_outlives_its_pool_runs_its_tasks_and_drops_without_hanging() {
 
 #[test]
 fn a_task_waits_for_a_sibling_released_by_the_same_task() {
-    // On one thread, the root's dependents are kept by its runner to run next; the one
-    // that runs first waits for the others.
+    // The root's dependents are kept by its runner to run next; the waiter, linked first,
+    // is released last, which a runner of several runs first (newest first). A one-runner
+    // graph runs them in release order: see the test after this one for a waiter that
+    // runs first there.
     for threads in [1, 2] {
         let pool = stress_pool(threads);
         let graph = TaskGraph::builder().pool(&pool).build().unwrap();
@@ -1684,8 +1686,6 @@ fn a_task_waits_for_a_sibling_released_by_the_same_task() {
                 }
             })
             .unwrap();
-        // Linked last-first on the root's list and kept newest-first: the waiter runs
-        // first.
         for &s in [&waiter].into_iter().chain(&siblings) {
             graph.add_dependencies(s, &[root]).unwrap();
         }
@@ -1696,6 +1696,87 @@ fn a_task_waits_for_a_sibling_released_by_the_same_task() {
         });
         assert_eq!(done.load(Ordering::SeqCst), 5);
     }
+}
+
+#[test]
+fn a_task_run_by_a_waiting_caller_waits_for_a_sibling_the_caller_kept() {
+    // A caller inside the pool runs the graph's tasks as it waits, keeping what they
+    // release; whichever sibling it runs first waits for the others.
+    for threads in [1, 2] {
+        for waiter_linked_last in [false, true] {
+            let pool = stress_pool(threads);
+            let done = finishes("a caller's wait for a kept sibling", move || {
+                pool.install(|| {
+                    let graph = TaskGraph::builder().build().unwrap();
+                    let root = graph.create(|_| ()).unwrap();
+                    let done = Arc::new(AtomicUsize::new(0));
+                    let siblings: Vec<TaskId> = (0..5)
+                        .map(|_| {
+                            let done = Arc::clone(&done);
+                            graph
+                                .create(move |_| {
+                                    done.fetch_add(1, Ordering::SeqCst);
+                                })
+                                .unwrap()
+                        })
+                        .collect();
+                    let waits_for = siblings.clone();
+                    let waiter = graph
+                        .create(move |t| {
+                            for &s in &waits_for {
+                                t.graph().wait(s).unwrap();
+                            }
+                        })
+                        .unwrap();
+                    // Released in reverse link order: the task linked last runs first.
+                    let mut linked: Vec<TaskId> = [waiter].into_iter().chain(siblings).collect();
+                    if waiter_linked_last {
+                        linked.rotate_left(1);
+                    }
+                    for &s in &linked {
+                        graph.add_dependencies(s, &[root]).unwrap();
+                    }
+                    graph.ready(&linked).unwrap();
+                    graph.ready(&[root]).unwrap();
+                    graph.wait_all().unwrap();
+                    done.load(Ordering::SeqCst)
+                })
+            });
+            assert_eq!(done, 5);
+        }
+    }
+}
+
+#[test]
+fn a_caller_waiting_in_a_one_thread_pool_runs_the_tasks_itself() {
+    // The caller holds the pool's one place: the worker runs nothing while it waits.
+    let pool = stress_pool(1);
+    pool.install(|| {
+        let here = std::thread::current().id();
+        let graph = TaskGraph::builder().pool(&pool).build().unwrap();
+        let ran = Arc::new(AtomicUsize::new(0));
+        let elsewhere = Arc::new(AtomicUsize::new(0));
+        let mut last = None;
+        for _ in 0..100 {
+            let (ran, elsewhere) = (Arc::clone(&ran), Arc::clone(&elsewhere));
+            let task = graph
+                .create(move |_| {
+                    ran.fetch_add(1, Ordering::SeqCst);
+                    if std::thread::current().id() != here {
+                        elsewhere.fetch_add(1, Ordering::SeqCst);
+                    }
+                })
+                .unwrap();
+            if let Some(before) = last {
+                graph.add_dependencies(task, &[before]).unwrap();
+            }
+            graph.ready(&[task]).unwrap();
+            last = Some(task);
+        }
+        graph.wait_all().unwrap();
+        assert_eq!(ran.load(Ordering::SeqCst), 100);
+        assert_eq!(elsewhere.load(Ordering::SeqCst), 0);
+    });
 }
 
 #[test]

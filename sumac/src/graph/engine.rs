@@ -22,9 +22,11 @@
 //! walk that keeps their data in cache, and pushes the older ones in one go for other
 //! runners. A graph of one runner has nobody to share with: it keeps them all and runs
 //! them in release order, which keeps a wide graph's walk on few levels at a time (a
-//! depth-first walk reaches every level at once, and each release misses the cache); a
-//! task released behind others has its first dependency link fetched meanwhile, for the
-//! prefetch of its dependents' slots when it starts. The kept tasks live
+//! depth-first walk reaches every level at once, and each release misses the cache).
+//! There a task released behind others has its first dependency link fetched as it is
+//! kept, and its dependents' slots when it comes `LOOK_AHEAD` places from the front (a
+//! cursor walks the kept tasks ahead of the runner), so that its releases find them in
+//! cache. The kept tasks live
 //! in a thread-local, so that a task that waits can hand them to other runners first.
 //!
 //! # Completion and dependency release
@@ -50,6 +52,15 @@
 //! tasks, which are pushed only after that, like `add_dependencies`' (a refused push
 //! undoes its count): so no task of the batch runs before all its links are in place.
 //! Nothing is scheduled until the batch's `Local` is published at the end.
+//!
+//! # Helpers
+//! Any thread may run a channel's ready tasks (`execute_one`, `run_channel`), counted in
+//! `helpers` while it does. A caller taking part in a call into the graph's pool (a
+//! guest: it holds one of the pool's places) that waits in `wait_all` runs the pool
+//! channels' ready tasks this way before it blocks, keeping what they release as a
+//! runner does: in a one-thread pool the runner jobs it spawned would otherwise wait
+//! for it to block, and then run on another core. It runs only this graph's tasks,
+//! which the wait is for: nothing it runs can bury the waiting frame.
 //!
 //! # Counting for waits
 //! `unfinished` counts created tasks not yet finished. Runners count what they finish
@@ -113,6 +124,9 @@ const LINGER_POLL_PAUSES: u32 = 16;
 const KEEP_MAX: u32 = 8;
 /// How many tasks of a batch ahead a runner prefetches the slot of.
 const PREFETCH_AHEAD: usize = 4;
+/// How many kept tasks ahead a runner of a one-runner graph prefetches the dependents'
+/// slots of (their first links were prefetched when they were kept).
+const LOOK_AHEAD: u32 = 8;
 /// How many of a task's dependents have their slots prefetched as it starts.
 const PREFETCH_DEPENDENTS: usize = 8;
 /// Whether prefetch hints are compiled (see `prefetch_line`): elsewhere the walks that
@@ -138,7 +152,23 @@ thread_local! {
 #[derive(Clone, Copy)]
 struct Kept {
     tasks: Chain,
-    home: usize,
+    /// A pool channel's index.
+    home: u32,
+    /// A graph of one runner: the kept task up to [`LOOK_AHEAD`] places behind the first
+    /// whose dependents' slots were prefetched last (`NIL` when none), and its place.
+    ahead: u32,
+    ahead_at: u32,
+}
+
+impl Kept {
+    const fn empty(home: usize) -> Kept {
+        Kept {
+            tasks: Chain::EMPTY,
+            home: home as u32,
+            ahead: NIL,
+            ahead_at: 0,
+        }
+    }
 }
 
 thread_local! {
@@ -146,10 +176,7 @@ thread_local! {
     /// stack, so that a task of the runner that waits can share them first (the task it
     /// waits for may be one of them).
     static KEPT: Cell<Kept> = const {
-        Cell::new(Kept {
-            tasks: Chain::EMPTY,
-            home: 0,
-        })
+        Cell::new(Kept::empty(0))
     };
 }
 
@@ -172,10 +199,7 @@ impl Running {
         let address = graph as *const Graph<'_> as usize | runner as usize;
         Running {
             previous: CURRENT_GRAPH.with(|current| current.replace(address)),
-            previous_kept: KEPT.replace(Kept {
-                tasks: Chain::EMPTY,
-                home,
-            }),
+            previous_kept: KEPT.replace(Kept::empty(home)),
         }
     }
 }
@@ -1373,10 +1397,7 @@ impl<'a> Graph<'a> {
     #[cold]
     fn share_kept(&self, kept: Kept, keep: u32) -> Kept {
         debug_assert!(keep <= 1 && kept.tasks.count > keep);
-        let mut left = Kept {
-            tasks: Chain::EMPTY,
-            home: kept.home,
-        };
+        let mut left = Kept::empty(kept.home as usize);
         let mut shared = kept.tasks;
         if keep == 1 {
             let newest = kept.tasks.first;
@@ -1384,8 +1405,8 @@ impl<'a> Graph<'a> {
             shared.count -= 1;
             left.tasks.push_front(&self.next, newest);
         }
-        self.channels[kept.home].push(&self.next, shared);
-        self.wake_runners(kept.home, true);
+        self.channels[kept.home as usize].push(&self.next, shared);
+        self.wake_runners(kept.home as usize, true);
         left
     }
 
@@ -1524,7 +1545,7 @@ impl<'a> Graph<'a> {
                     if let Some(&ahead) = batch[..taken].get(at + PREFETCH_AHEAD) {
                         self.prefetch(ahead);
                     }
-                    self.execute(batch[at], local);
+                    self.execute(batch[at], local, true);
                     self.run_kept(local);
                 }
                 continue;
@@ -1596,6 +1617,15 @@ impl<'a> Graph<'a> {
             if kept.tasks.count == 0 {
                 break;
             }
+            // A task alone has nothing behind it to look ahead to.
+            let looked_ahead = PREFETCHES && self.max_runners == 1 && kept.tasks.count > 1;
+            if looked_ahead {
+                self.look_ahead(&mut kept);
+                kept.ahead = if kept.ahead_at == 0 { NIL } else { kept.ahead };
+                kept.ahead_at = kept.ahead_at.saturating_sub(1);
+            } else {
+                kept.ahead = NIL;
+            }
             let index = kept.tasks.first;
             kept.tasks.first = self.next[index as usize].load(Ordering::Relaxed);
             kept.tasks.count -= 1;
@@ -1604,13 +1634,34 @@ impl<'a> Graph<'a> {
             }
             KEPT.set(kept);
             self.publish_released(local);
-            self.execute(index, local);
+            self.execute(index, local, !looked_ahead);
         }
         if local.released_len > 0 {
             self.publish_released(local);
         }
         if local.free_slots.count >= self.free_batch || local.free_links.count >= FREE_BATCH {
             self.publish(local);
+        }
+    }
+
+    /// A graph of one runner, before it takes its first kept task: moves the look-ahead
+    /// cursor to the first task if it has none, then on to up to [`LOOK_AHEAD`] places
+    /// behind it, prefetching the dependents' slots of every task it reaches (so every
+    /// kept task's, before it runs). A task's first link was prefetched when it was kept,
+    /// so that by now the walk finds its links in cache and its dependents' slots arrive
+    /// before it runs. The caller moves the cursor's place as it takes the first task.
+    #[inline(always)]
+    fn look_ahead(&self, kept: &mut Kept) {
+        if kept.ahead == NIL {
+            kept.ahead = kept.tasks.first;
+            kept.ahead_at = 0;
+            self.prefetch_dependents(&self.slots[kept.ahead as usize]);
+        }
+        let end = kept.tasks.count.min(LOOK_AHEAD + 1);
+        while kept.ahead_at + 1 < end {
+            kept.ahead = self.next[kept.ahead as usize].load(Ordering::Relaxed);
+            kept.ahead_at += 1;
+            self.prefetch_dependents(&self.slots[kept.ahead as usize]);
         }
     }
 
@@ -1694,9 +1745,10 @@ impl<'a> Graph<'a> {
     }
 
     /// Runs (or, if poisoned or cancelled, drops) task `index`, which this thread owns,
-    /// and finishes it.
+    /// and finishes it; prefetches its dependents' slots as it starts if
+    /// `prefetch_dependents` (not when a look-ahead did).
     #[inline]
-    fn execute(&self, index: u32, local: &mut Local) {
+    fn execute(&self, index: u32, local: &mut Local, prefetch_dependents: bool) {
         let slot = &self.slots[index as usize];
         let pending = slot.pending.load(Ordering::Relaxed);
         let reusable = slot.meta.load(Ordering::Relaxed) & REUSABLE != 0;
@@ -1725,7 +1777,9 @@ impl<'a> Graph<'a> {
                     generation: generation_of(pending),
                 },
             };
-            self.prefetch_dependents(slot);
+            if prefetch_dependents {
+                self.prefetch_dependents(slot);
+            }
             // SAFETY: this thread owns the task's run; the slot holds its closure, stored
             // for this graph.
             let ran =
@@ -1822,7 +1876,7 @@ impl<'a> Graph<'a> {
         if ran {
             let _running = Running::enter(self, false, 0);
             let mut local = Local::new(false);
-            self.execute(one[0], &mut local);
+            self.execute(one[0], &mut local, true);
             self.publish(&mut local);
         }
         self.leave_helping();
@@ -1848,7 +1902,7 @@ impl<'a> Graph<'a> {
                     break;
                 }
                 for &index in &batch[..taken] {
-                    self.execute(index, &mut local);
+                    self.execute(index, &mut local, true);
                     self.publish_released(&mut local);
                 }
                 count += taken;
@@ -1948,14 +2002,17 @@ impl<'a> Graph<'a> {
         // Counted before the runner's place is lent: a stall seen meanwhile would count
         // this task.
         self.task_waiters.fetch_add(1, Ordering::SeqCst);
-        // A task that waits lends its runner's place, so that another runner may start.
-        let lending = self.inside_own_runner();
-        if lending {
-            // The task waited for may be one this runner kept: share them all.
+        // The task waited for may be one this thread kept (as a runner or a helper):
+        // share them all.
+        if self.inside_own_task() {
             let kept = KEPT.get();
             if kept.tasks.count > 0 {
                 KEPT.set(self.share_kept(kept, 0));
             }
+        }
+        // A task that waits lends its runner's place, so that another runner may start.
+        let lending = self.inside_own_runner();
+        if lending {
             self.lend_runner();
         }
         self.wait_until(Some((index, id.generation)), || {
@@ -1989,8 +2046,9 @@ impl<'a> Graph<'a> {
     }
 
     /// Waits until every task created so far finished, then reports: `Ok` if all ran
-    /// without panicking. On a worker of the pool the worker runs other work meanwhile;
-    /// elsewhere the thread blocks. The graph stays usable afterwards: the failures
+    /// without panicking. On a worker of the pool the worker runs other work meanwhile; a
+    /// thread taking part in a call into the pool (inside its `install`, `join`, `scope`
+    /// or a parallel loop) runs the graph's ready tasks; elsewhere the thread blocks. The graph stays usable afterwards: the failures
     /// reported are forgotten, and a [`cancel`](Self::cancel) ends here.
     ///
     /// Panics are *returned*, not re-raised: [`Failure::resume_unwind`] re-raises the
@@ -2068,6 +2126,9 @@ impl<'a> Graph<'a> {
             if let Some(channel) = serving {
                 self.run_channel(self.channel_handle(channel))?;
             }
+            if self.caller_is_guest_of_pool() {
+                self.help_pool_channels();
+            }
             if done() {
                 break;
             }
@@ -2101,6 +2162,37 @@ impl<'a> Graph<'a> {
             cancelled: log.cancelled,
             cancelled_ids: log.cancelled_ids,
         }))
+    }
+
+    /// Whether the calling thread takes part in a call into the graph's pool from outside
+    /// it (a guest holding a place of that pool: see `SCHEDULER.md`).
+    fn caller_is_guest_of_pool(&self) -> bool {
+        match &self.executor {
+            Executor::Pool(registry) => {
+                // SAFETY: a non-null thread-local pointer refers to this thread's live
+                // worker (or guest seat).
+                unsafe { crate::worker::WorkerThread::current().as_ref() }.is_some_and(|member| {
+                    member.public_index().is_none() && Arc::ptr_eq(member.registry(), registry)
+                })
+            }
+            #[cfg(all(test, loom))]
+            Executor::Model(_) => false,
+        }
+    }
+
+    /// Runs ready tasks of the pool channels on the calling thread, as a runner would
+    /// (keeping what its tasks release), until they look empty for a short while. A
+    /// guest waiting for the graph does this instead of blocking: it holds one of the
+    /// pool's places, and in a one-thread pool the runner jobs it spawned wait for it.
+    fn help_pool_channels(&self) {
+        self.helpers.fetch_add(1, Ordering::SeqCst);
+        {
+            let _running = Running::enter(self, false, 0);
+            let mut local = Local::new(true);
+            self.drain(0, &mut local);
+            count_tasks_on_worker(local.ran);
+        }
+        self.leave_helping();
     }
 
     fn channel_handle(&self, index: usize) -> Channel {
