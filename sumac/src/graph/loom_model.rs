@@ -105,33 +105,48 @@ fn serve(graph: &Graph<'static>, requests: &AtomicUsize, stop: &AtomicBool) {
     }
 }
 
+/// A producer readies `tasks` tasks one after the other on a graph of one runner, served
+/// by one model thread: each must run exactly once.
+fn readies_one_by_one(tasks: usize) {
+    let (graph, requests) = graph(tasks + 2, 0, 1);
+    let runs = Arc::new(AtomicUsize::new(0));
+    let stop = Arc::new(AtomicBool::new(false));
+    let worker = {
+        let (graph, requests, stop) = (graph.clone(), requests.clone(), stop.clone());
+        thread::spawn(move || serve(&graph, &requests, &stop))
+    };
+    for _ in 0..tasks {
+        let runs = runs.clone();
+        let id = graph
+            .create(move |_| {
+                runs.fetch_add(1, Ordering::SeqCst);
+            })
+            .unwrap();
+        graph.ready(&[id]).unwrap();
+    }
+    stop.store(true, Ordering::SeqCst);
+    worker.join().unwrap();
+    assert_eq!(
+        runs.load(Ordering::SeqCst),
+        tasks,
+        "a ready task was stranded"
+    );
+    assert_eq!(graph.unfinished(), 0);
+}
+
 /// A producer readies two tasks one after the other while the runner it started for the
 /// first may be leaving: the second must run too (by that runner, which saw `NOTIFIED`,
 /// or by a new one), and each exactly once.
 #[test]
 fn loom_graph_no_ready_task_is_stranded() {
-    model(3, || {
-        let (graph, requests) = graph(4, 0, 1);
-        let runs = Arc::new(AtomicUsize::new(0));
-        let stop = Arc::new(AtomicBool::new(false));
-        let worker = {
-            let (graph, requests, stop) = (graph.clone(), requests.clone(), stop.clone());
-            thread::spawn(move || serve(&graph, &requests, &stop))
-        };
-        for _ in 0..2 {
-            let runs = runs.clone();
-            let id = graph
-                .create(move |_| {
-                    runs.fetch_add(1, Ordering::SeqCst);
-                })
-                .unwrap();
-            graph.ready(&[id]).unwrap();
-        }
-        stop.store(true, Ordering::SeqCst);
-        worker.join().unwrap();
-        assert_eq!(runs.load(Ordering::SeqCst), 2, "a ready task was stranded");
-        assert_eq!(graph.unfinished(), 0);
-    });
+    model(3, || readies_one_by_one(2));
+}
+
+/// Three tasks readied one after the other: the third may find `NOTIFIED` set by the
+/// second while the runner is clearing it; it must run too, exactly once.
+#[test]
+fn loom_graph_a_push_that_finds_the_runner_notified_is_not_stranded() {
+    model(3, || readies_one_by_one(3));
 }
 
 /// Two tasks run on two runners at once and both release a third: it runs exactly once,
