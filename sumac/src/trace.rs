@@ -24,7 +24,8 @@ pub enum EventKind {
     Sleep,
     /// Woke up.
     Wake,
-    /// Started running ready tasks of a [task graph](crate::graph) (a runner job).
+    /// Started running ready tasks of a [task graph](crate::graph) (a runner job, or a
+    /// caller taking part in a call into the pool, waiting for the graph).
     GraphTasksStart,
     /// Stopped running them (no ready task left).
     GraphTasksEnd,

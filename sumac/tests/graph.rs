@@ -349,6 +349,51 @@ fn tasks_are_counted_in_the_pools_stats() {
     assert_eq!(pool.stats().since(&before).total().graph_tasks, 100);
 }
 
+#[test]
+fn tasks_run_by_a_caller_waiting_in_the_pool_are_counted_in_its_stats() {
+    let pool = stress_pool(1);
+    let before = pool.stats();
+    pool.install(|| {
+        let graph = TaskGraph::builder().pool(&pool).build().unwrap();
+        let ids = graph
+            .create_batch((0..100).map(|_| |_: &Task<'_, 'static>| ()))
+            .unwrap();
+        graph.ready(&ids).unwrap();
+        graph.wait_all().unwrap();
+    });
+    assert_eq!(pool.stats().since(&before).total().graph_tasks, 100);
+}
+
+#[cfg(feature = "trace")]
+#[test]
+fn tasks_run_by_a_caller_waiting_in_the_pool_appear_in_its_trace() {
+    use sumac::trace::EventKind;
+    let pool = stress_pool(1);
+    pool.take_trace();
+    pool.install(|| {
+        let graph = TaskGraph::builder().pool(&pool).build().unwrap();
+        let ids = graph
+            .create_batch((0..100).map(|_| |_: &Task<'_, 'static>| ()))
+            .unwrap();
+        graph.ready(&ids).unwrap();
+        graph.wait_all().unwrap();
+    });
+    let events = pool.take_trace();
+    // The pool's one worker is member 0; the caller ran them on its seat.
+    assert!(
+        events
+            .iter()
+            .any(|e| e.kind == EventKind::GraphTasksStart && e.worker != 0),
+        "{events:?}"
+    );
+    let of = |kind| events.iter().filter(|e| e.kind == kind).count();
+    assert_eq!(
+        of(EventKind::GraphTasksStart),
+        of(EventKind::GraphTasksEnd),
+        "{events:?}"
+    );
+}
+
 // ---------------------------------------------------------------------------------------
 // Channels
 // ---------------------------------------------------------------------------------------

@@ -2188,9 +2188,13 @@ impl<'a> Graph<'a> {
         self.helpers.fetch_add(1, Ordering::SeqCst);
         {
             let _running = Running::enter(self, false, 0);
+            #[cfg(feature = "trace")]
+            trace_event(crate::trace::EventKind::GraphTasksStart);
             let mut local = Local::new(true);
             self.drain(0, &mut local);
             count_tasks_on_worker(local.ran);
+            #[cfg(feature = "trace")]
+            trace_event(crate::trace::EventKind::GraphTasksEnd);
         }
         self.leave_helping();
     }
