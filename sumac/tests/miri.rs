@@ -647,8 +647,12 @@ fn task_graphs_run_drop_and_reuse_their_slots() {
                 })
                 .unwrap();
             graph.add_dependencies(c, &[a, b]).unwrap();
-            graph.ready(&[c, a, b]).unwrap();
-            graph.wait_all().unwrap();
+            // Readied and waited for from inside the pool: the caller runs them.
+            pool.install(|| {
+                graph.ready(&[c, a, b]).unwrap();
+                graph.wait_all()
+            })
+            .unwrap();
             // A panic cancels its dependent, whose closure is dropped unrun.
             let token = drops.token();
             let bad = graph.create(|_| panic!("miri")).unwrap();
