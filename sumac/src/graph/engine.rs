@@ -24,9 +24,9 @@
 //! them in release order, which keeps a wide graph's walk on few levels at a time (a
 //! depth-first walk reaches every level at once, and each release misses the cache).
 //! There a task released behind others has its first dependency link fetched as it is
-//! kept, and its dependents' slots when it comes `LOOK_AHEAD` places from the front (a
-//! cursor walks the kept tasks ahead of the runner), so that its releases find them in
-//! cache. The kept tasks live
+//! kept, and its dependents' slots when the `LOOK_AHEAD`-th task after it is kept (by
+//! then the link is in cache), so that its releases find them in cache. The kept tasks
+//! live
 //! in a thread-local, so that a task that waits can hand them to other runners first.
 //!
 //! # Completion and dependency release
@@ -124,9 +124,9 @@ const LINGER_POLL_PAUSES: u32 = 16;
 const KEEP_MAX: u32 = 8;
 /// How many tasks of a batch ahead a runner prefetches the slot of.
 const PREFETCH_AHEAD: usize = 4;
-/// How many kept tasks ahead a runner of a one-runner graph prefetches the dependents'
-/// slots of (their first links were prefetched when they were kept).
-const LOOK_AHEAD: u32 = 8;
+/// A runner of a one-runner graph prefetches the dependents' slots of a task it kept when
+/// it keeps the `LOOK_AHEAD`-th task after it (the first link was prefetched meanwhile).
+const LOOK_AHEAD: usize = 32;
 /// How many of a task's dependents have their slots prefetched as it starts.
 const PREFETCH_DEPENDENTS: usize = 8;
 /// Whether prefetch hints are compiled (see `prefetch_line`): elsewhere the walks that
@@ -152,21 +152,14 @@ thread_local! {
 #[derive(Clone, Copy)]
 struct Kept {
     tasks: Chain,
-    /// A pool channel's index.
-    home: u32,
-    /// A graph of one runner: the kept task up to [`LOOK_AHEAD`] places behind the first
-    /// whose dependents' slots were prefetched last (`NIL` when none), and its place.
-    ahead: u32,
-    ahead_at: u32,
+    home: usize,
 }
 
 impl Kept {
     const fn empty(home: usize) -> Kept {
         Kept {
             tasks: Chain::EMPTY,
-            home: home as u32,
-            ahead: NIL,
-            ahead_at: 0,
+            home,
         }
     }
 }
@@ -306,6 +299,10 @@ struct Local {
     free_links: Chain,
     finished: usize,
     ran: u64,
+    /// A runner of a one-runner graph: the last `LOOK_AHEAD` tasks it kept behind others
+    /// (`NIL` where none), oldest at `recent_at`.
+    recent: [u32; LOOK_AHEAD],
+    recent_at: usize,
 }
 
 impl Local {
@@ -318,6 +315,8 @@ impl Local {
             free_links: Chain::EMPTY,
             finished: 0,
             ran: 0,
+            recent: [NIL; LOOK_AHEAD],
+            recent_at: 0,
         }
     }
 }
@@ -1367,8 +1366,15 @@ impl<'a> Graph<'a> {
                 // first, see `wait`); one that runs next leaves no time for a prefetch.
                 let behind_others = !kept.tasks.is_empty();
                 kept.tasks.push_back(&self.next, index);
-                if behind_others {
+                if PREFETCHES && behind_others {
                     self.prefetch_first_link(&self.slots[index as usize]);
+                    // The task kept `LOOK_AHEAD` tasks ago: its first link was fetched
+                    // then; fetch its dependents' slots now, before it runs.
+                    let older = std::mem::replace(&mut local.recent[local.recent_at], index);
+                    local.recent_at = (local.recent_at + 1) % LOOK_AHEAD;
+                    if let Some(slot) = self.slots.get(older as usize) {
+                        self.prefetch_dependents(slot);
+                    }
                 }
             }
             KEPT.set(kept);
@@ -1397,7 +1403,7 @@ impl<'a> Graph<'a> {
     #[cold]
     fn share_kept(&self, kept: Kept, keep: u32) -> Kept {
         debug_assert!(keep <= 1 && kept.tasks.count > keep);
-        let mut left = Kept::empty(kept.home as usize);
+        let mut left = Kept::empty(kept.home);
         let mut shared = kept.tasks;
         if keep == 1 {
             let newest = kept.tasks.first;
@@ -1405,8 +1411,8 @@ impl<'a> Graph<'a> {
             shared.count -= 1;
             left.tasks.push_front(&self.next, newest);
         }
-        self.channels[kept.home as usize].push(&self.next, shared);
-        self.wake_runners(kept.home as usize, true);
+        self.channels[kept.home].push(&self.next, shared);
+        self.wake_runners(kept.home, true);
         left
     }
 
@@ -1617,21 +1623,17 @@ impl<'a> Graph<'a> {
             if kept.tasks.count == 0 {
                 break;
             }
-            // A task alone has nothing behind it to look ahead to.
-            let looked_ahead = PREFETCHES && self.max_runners == 1 && kept.tasks.count > 1;
-            if looked_ahead {
-                self.look_ahead(&mut kept);
-                kept.ahead = if kept.ahead_at == 0 { NIL } else { kept.ahead };
-                kept.ahead_at = kept.ahead_at.saturating_sub(1);
-            } else {
-                kept.ahead = NIL;
-            }
             let index = kept.tasks.first;
             kept.tasks.first = self.next[index as usize].load(Ordering::Relaxed);
             kept.tasks.count -= 1;
             if kept.tasks.count == 0 {
                 kept.tasks = Chain::EMPTY;
             }
+            // Kept in release order: with `LOOK_AHEAD` tasks behind it, the last of those
+            // to be kept prefetched its dependents' slots (a task kept onto an empty list
+            // was not in `recent`: it misses the hint).
+            let looked_ahead =
+                PREFETCHES && self.max_runners == 1 && kept.tasks.count as usize >= LOOK_AHEAD;
             KEPT.set(kept);
             self.publish_released(local);
             self.execute(index, local, !looked_ahead);
@@ -1641,27 +1643,6 @@ impl<'a> Graph<'a> {
         }
         if local.free_slots.count >= self.free_batch || local.free_links.count >= FREE_BATCH {
             self.publish(local);
-        }
-    }
-
-    /// A graph of one runner, before it takes its first kept task: moves the look-ahead
-    /// cursor to the first task if it has none, then on to up to [`LOOK_AHEAD`] places
-    /// behind it, prefetching the dependents' slots of every task it reaches (so every
-    /// kept task's, before it runs). A task's first link was prefetched when it was kept,
-    /// so that by now the walk finds its links in cache and its dependents' slots arrive
-    /// before it runs. The caller moves the cursor's place as it takes the first task.
-    #[inline(always)]
-    fn look_ahead(&self, kept: &mut Kept) {
-        if kept.ahead == NIL {
-            kept.ahead = kept.tasks.first;
-            kept.ahead_at = 0;
-            self.prefetch_dependents(&self.slots[kept.ahead as usize]);
-        }
-        let end = kept.tasks.count.min(LOOK_AHEAD + 1);
-        while kept.ahead_at + 1 < end {
-            kept.ahead = self.next[kept.ahead as usize].load(Ordering::Relaxed);
-            kept.ahead_at += 1;
-            self.prefetch_dependents(&self.slots[kept.ahead as usize]);
         }
     }
 
