@@ -349,18 +349,23 @@ fn tasks_are_counted_in_the_pools_stats() {
     assert_eq!(pool.stats().since(&before).total().graph_tasks, 100);
 }
 
-#[test]
-fn tasks_run_by_a_caller_waiting_in_the_pool_are_counted_in_its_stats() {
-    let pool = stress_pool(1);
-    let before = pool.stats();
+/// Readies 100 tasks and waits for them inside `pool` (the caller runs them).
+fn run_100_tasks_waited_for_inside(pool: &sumac::ThreadPool) {
     pool.install(|| {
-        let graph = TaskGraph::builder().pool(&pool).build().unwrap();
+        let graph = TaskGraph::builder().pool(pool).build().unwrap();
         let ids = graph
             .create_batch((0..100).map(|_| |_: &Task<'_, 'static>| ()))
             .unwrap();
         graph.ready(&ids).unwrap();
         graph.wait_all().unwrap();
     });
+}
+
+#[test]
+fn tasks_run_by_a_caller_waiting_in_the_pool_are_counted_in_its_stats() {
+    let pool = stress_pool(1);
+    let before = pool.stats();
+    run_100_tasks_waited_for_inside(&pool);
     assert_eq!(pool.stats().since(&before).total().graph_tasks, 100);
 }
 
@@ -370,14 +375,7 @@ fn tasks_run_by_a_caller_waiting_in_the_pool_appear_in_its_trace() {
     use sumac::trace::EventKind;
     let pool = stress_pool(1);
     pool.take_trace();
-    pool.install(|| {
-        let graph = TaskGraph::builder().pool(&pool).build().unwrap();
-        let ids = graph
-            .create_batch((0..100).map(|_| |_: &Task<'_, 'static>| ()))
-            .unwrap();
-        graph.ready(&ids).unwrap();
-        graph.wait_all().unwrap();
-    });
+    run_100_tasks_waited_for_inside(&pool);
     let events = pool.take_trace();
     // The pool's one worker is member 0; the caller ran them on its seat.
     assert!(
@@ -1702,6 +1700,31 @@ fn a_graph_that_outlives_its_pool_runs_its_tasks_and_drops_without_hanging() {
     });
 }
 
+/// Five siblings that count in `done` and a waiter that waits for each of them, none
+/// linked or readied yet: `(siblings, waiter, done)`.
+fn siblings_and_their_waiter(graph: &TaskGraph<'_>) -> (Vec<TaskId>, TaskId, Arc<AtomicUsize>) {
+    let done = Arc::new(AtomicUsize::new(0));
+    let siblings: Vec<TaskId> = (0..5)
+        .map(|_| {
+            let done = Arc::clone(&done);
+            graph
+                .create(move |_| {
+                    done.fetch_add(1, Ordering::SeqCst);
+                })
+                .unwrap()
+        })
+        .collect();
+    let waits_for = siblings.clone();
+    let waiter = graph
+        .create(move |t| {
+            for &s in &waits_for {
+                t.graph().wait(s).unwrap();
+            }
+        })
+        .unwrap();
+    (siblings, waiter, done)
+}
+
 #[test]
 fn a_task_waits_for_a_sibling_released_by_the_same_task() {
     // The root's dependents are kept by its runner to run next; the waiter, linked first,
@@ -1712,25 +1735,7 @@ fn a_task_waits_for_a_sibling_released_by_the_same_task() {
         let pool = stress_pool(threads);
         let graph = TaskGraph::builder().pool(&pool).build().unwrap();
         let root = graph.create(|_| ()).unwrap();
-        let done = Arc::new(AtomicUsize::new(0));
-        let siblings: Vec<TaskId> = (0..5)
-            .map(|_| {
-                let done = Arc::clone(&done);
-                graph
-                    .create(move |_| {
-                        done.fetch_add(1, Ordering::SeqCst);
-                    })
-                    .unwrap()
-            })
-            .collect();
-        let waits_for = siblings.clone();
-        let waiter = graph
-            .create(move |t| {
-                for &s in &waits_for {
-                    t.graph().wait(s).unwrap();
-                }
-            })
-            .unwrap();
+        let (siblings, waiter, done) = siblings_and_their_waiter(&graph);
         for &s in [&waiter].into_iter().chain(&siblings) {
             graph.add_dependencies(s, &[root]).unwrap();
         }
@@ -1754,26 +1759,8 @@ fn a_task_run_by_a_waiting_caller_waits_for_a_sibling_the_caller_kept() {
                 pool.install(|| {
                     let graph = TaskGraph::builder().build().unwrap();
                     let root = graph.create(|_| ()).unwrap();
-                    let done = Arc::new(AtomicUsize::new(0));
-                    let siblings: Vec<TaskId> = (0..5)
-                        .map(|_| {
-                            let done = Arc::clone(&done);
-                            graph
-                                .create(move |_| {
-                                    done.fetch_add(1, Ordering::SeqCst);
-                                })
-                                .unwrap()
-                        })
-                        .collect();
-                    let waits_for = siblings.clone();
-                    let waiter = graph
-                        .create(move |t| {
-                            for &s in &waits_for {
-                                t.graph().wait(s).unwrap();
-                            }
-                        })
-                        .unwrap();
-                    // Released in reverse link order: the task linked last runs first.
+                    let (siblings, waiter, done) = siblings_and_their_waiter(&graph);
+                    // Released in reverse link order.
                     let mut linked: Vec<TaskId> = [waiter].into_iter().chain(siblings).collect();
                     if waiter_linked_last {
                         linked.rotate_left(1);
