@@ -26,8 +26,8 @@
 //! There a task released behind others has its first dependency link fetched as it is
 //! kept, and its dependents' slots when the `LOOK_AHEAD`-th task after it is kept (by
 //! then the link is in cache), so that its releases find them in cache. The kept tasks
-//! live
-//! in a thread-local, so that a task that waits can hand them to other runners first.
+//! live in a thread-local, so that a task that waits can hand them to other runners
+//! first.
 //!
 //! # Completion and dependency release
 //! The thread that runs a task owns it: it made its `pending` word zero. Finishing sets
@@ -2029,8 +2029,9 @@ impl<'a> Graph<'a> {
     /// Waits until every task created so far finished, then reports: `Ok` if all ran
     /// without panicking. On a worker of the pool the worker runs other work meanwhile; a
     /// thread taking part in a call into the pool (inside its `install`, `join`, `scope`
-    /// or a parallel loop) runs the graph's ready tasks; elsewhere the thread blocks. The graph stays usable afterwards: the failures
-    /// reported are forgotten, and a [`cancel`](Self::cancel) ends here.
+    /// or a parallel loop) runs the graph's ready tasks; elsewhere the thread blocks. The
+    /// graph stays usable afterwards: the failures reported are forgotten, and a
+    /// [`cancel`](Self::cancel) ends here.
     ///
     /// Panics are *returned*, not re-raised: [`Failure::resume_unwind`] re-raises the
     /// first one if you want that.
