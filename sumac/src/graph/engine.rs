@@ -1519,22 +1519,35 @@ impl<'a> Graph<'a> {
     /// The body of a runner job: runs ready tasks of the pool channels (`home` first)
     /// until none are left, then leaves (see the module documentation).
     pub(crate) fn run_runner(&self, home: usize) {
-        let _running = Running::enter(self, true, home);
-        #[cfg(feature = "trace")]
-        trace_event(crate::trace::EventKind::GraphTasksStart);
-        let mut local = Local::new(true);
-        let runners_left = loop {
-            self.drain(home, &mut local);
+        let runners_left = self.running_pool_tasks(true, home, |local| loop {
+            self.drain(home, local);
             if let Some(left) = self.try_leave() {
                 break left;
             }
-        };
-        count_tasks_on_worker(local.ran);
-        #[cfg(feature = "trace")]
-        trace_event(crate::trace::EventKind::GraphTasksEnd);
+        });
         if runners_left == 0 {
             self.wake_waiters_if_any();
         }
+    }
+
+    /// Runs `body` as the calling thread's run of the pool channels' tasks (a runner's,
+    /// if `runner`, else a helper's), keeping what they release: enters the graph, and
+    /// records the run in the pool's trace and its tasks in the stats.
+    fn running_pool_tasks<R>(
+        &self,
+        runner: bool,
+        home: usize,
+        body: impl FnOnce(&mut Local) -> R,
+    ) -> R {
+        let _running = Running::enter(self, runner, home);
+        #[cfg(feature = "trace")]
+        trace_event(crate::trace::EventKind::GraphTasksStart);
+        let mut local = Local::new(true);
+        let result = body(&mut local);
+        count_tasks_on_worker(local.ran);
+        #[cfg(feature = "trace")]
+        trace_event(crate::trace::EventKind::GraphTasksEnd);
+        result
     }
 
     /// Runs tasks of the pool channels until all look empty for a short while.
@@ -2168,16 +2181,7 @@ impl<'a> Graph<'a> {
     /// pool's places, and in a one-thread pool the runner jobs it spawned wait for it.
     fn help_pool_channels(&self) {
         self.helpers.fetch_add(1, Ordering::SeqCst);
-        {
-            let _running = Running::enter(self, false, 0);
-            #[cfg(feature = "trace")]
-            trace_event(crate::trace::EventKind::GraphTasksStart);
-            let mut local = Local::new(true);
-            self.drain(0, &mut local);
-            count_tasks_on_worker(local.ran);
-            #[cfg(feature = "trace")]
-            trace_event(crate::trace::EventKind::GraphTasksEnd);
-        }
+        self.running_pool_tasks(false, 0, |local| self.drain(0, local));
         self.leave_helping();
     }
 
