@@ -284,18 +284,9 @@ impl<T> Chan<T> {
         deadline: Option<Instant>,
         mut attempt: impl FnMut() -> Option<R>,
     ) -> Option<R> {
-        if let Some(answer) = attempt() {
+        // A thread spins and yields before it registers.
+        if let Some(answer) = super::waiters::attempt_with_backoff(&mut attempt) {
             return Some(answer);
-        }
-        // A thread spins and yields before it registers (a worker goes straight to
-        // running its pool's jobs).
-        if super::waiters::BACKS_OFF && !crate::park::on_worker() {
-            for round in 0..super::waiters::SPIN_ROUNDS + super::waiters::YIELD_ROUNDS {
-                super::waiters::backoff(round);
-                if let Some(answer) = attempt() {
-                    return Some(answer);
-                }
-            }
         }
         let signal = ThreadSignal::for_current_thread();
         loop {

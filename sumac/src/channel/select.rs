@@ -189,16 +189,8 @@ impl<'a> Select<'a> {
             self.live().next().is_some() || deadline.is_some(),
             "Select::select on a selection without operations would wait forever"
         );
-        if let Some(operation) = self.look() {
+        if let Some(operation) = waiters::attempt_with_backoff(|| self.look()) {
             return Some(operation);
-        }
-        if waiters::BACKS_OFF && !crate::park::on_worker() {
-            for round in 0..waiters::SPIN_ROUNDS + waiters::YIELD_ROUNDS {
-                waiters::backoff(round);
-                if let Some(operation) = self.look() {
-                    return Some(operation);
-                }
-            }
         }
         let signal = ThreadSignal::for_current_thread();
         let waker = Waker::from(Arc::clone(&signal));

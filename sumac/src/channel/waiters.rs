@@ -451,14 +451,32 @@ pub(crate) fn wait_until(done: impl Fn() -> bool, deadline: Option<Instant>) -> 
 
 /// Rounds of exponential spinning (`2^round` pause instructions) before a blocked thread
 /// yields its core: a futex wake-up on a VM costs tens of microseconds.
-pub(crate) const SPIN_ROUNDS: u32 = 6;
+const SPIN_ROUNDS: u32 = 6;
 /// Rounds of `yield_now` after spinning, before a blocked thread parks: with more
 /// threads than cores, the thread that unblocks us may be waiting for this core.
-pub(crate) const YIELD_ROUNDS: u32 = 4;
+const YIELD_ROUNDS: u32 = 4;
 /// Whether a thread spins and yields before it blocks. Loom models explore every
 /// interleaving (and a yield there would let the other threads run to completion first,
 /// hiding the waits): they block at once.
-pub(crate) const BACKS_OFF: bool = cfg!(not(loom));
+const BACKS_OFF: bool = cfg!(not(loom));
+
+/// Tries `attempt()`, then, off the pool's workers (which go straight to running their
+/// pool's jobs), again after each step of a backoff; `None` if every try failed, and the
+/// caller then blocks.
+pub(crate) fn attempt_with_backoff<R>(mut attempt: impl FnMut() -> Option<R>) -> Option<R> {
+    if let Some(answer) = attempt() {
+        return Some(answer);
+    }
+    if BACKS_OFF && !park::on_worker() {
+        for round in 0..SPIN_ROUNDS + YIELD_ROUNDS {
+            backoff(round);
+            if let Some(answer) = attempt() {
+                return Some(answer);
+            }
+        }
+    }
+    None
+}
 
 /// Spins, then yields, for a while, until `done()`; returns whether it held.
 pub(crate) fn spin_until(done: &impl Fn() -> bool) -> bool {
@@ -475,7 +493,7 @@ pub(crate) fn spin_until(done: &impl Fn() -> bool) -> bool {
 
 /// One step of a backoff: spin `2^round` times while `round < SPIN_ROUNDS`, else yield.
 #[inline]
-pub(crate) fn backoff(round: u32) {
+fn backoff(round: u32) {
     if round < SPIN_ROUNDS {
         for _ in 0..1u32 << round {
             std::hint::spin_loop();
