@@ -476,6 +476,71 @@ fn execute_one_and_run_channel_serve_a_channel_from_an_outside_thread() {
 }
 
 #[test]
+fn run_channel_on_a_pool_channel_runs_what_its_tasks_release_on_the_calling_thread() {
+    let pool = stress_pool(2);
+    // Both workers are held until the chain's first task runs here; from then on they
+    // are free to take whatever the pool channel gets.
+    let hold = Arc::new(AtomicBool::new(true));
+    let held = Arc::new(AtomicUsize::new(0));
+    for _ in 0..2 {
+        let (hold, held) = (Arc::clone(&hold), Arc::clone(&held));
+        pool.spawn(move || {
+            held.fetch_add(1, Ordering::SeqCst);
+            while hold.load(Ordering::SeqCst) {
+                std::hint::spin_loop();
+            }
+        });
+    }
+    while held.load(Ordering::SeqCst) < 2 {
+        std::thread::yield_now();
+    }
+    let graph = TaskGraph::builder().pool(&pool).build().unwrap();
+    let here = std::thread::current().id();
+    let elsewhere = Arc::new(AtomicUsize::new(0));
+    let ids = graph
+        .create_batch((0..1000).map(|k| {
+            let (hold, elsewhere) = (Arc::clone(&hold), Arc::clone(&elsewhere));
+            move |_: &Task<'_, 'static>| {
+                if k == 0 {
+                    hold.store(false, Ordering::SeqCst);
+                }
+                if std::thread::current().id() != here {
+                    elsewhere.fetch_add(1, Ordering::SeqCst);
+                }
+                // Long enough for a freed worker to look at the channel meanwhile.
+                let start = std::time::Instant::now();
+                while start.elapsed() < std::time::Duration::from_micros(2) {
+                    std::hint::spin_loop();
+                }
+            }
+        }))
+        .unwrap();
+    for pair in ids.windows(2) {
+        graph.add_dependencies(pair[1], &[pair[0]]).unwrap();
+    }
+    graph.ready(&ids).unwrap();
+    assert_eq!(graph.run_channel(graph.default_channel()).unwrap(), 1000);
+    graph.wait_all().unwrap();
+    assert_eq!(elsewhere.load(Ordering::SeqCst), 0);
+}
+
+#[test]
+fn tasks_run_by_run_channel_inside_the_pool_are_counted_in_its_stats() {
+    let pool = stress_pool(1);
+    let before = pool.stats();
+    pool.install(|| {
+        let graph = TaskGraph::builder().pool(&pool).build().unwrap();
+        let ids = graph
+            .create_batch((0..100).map(|_| |_: &Task<'_, 'static>| ()))
+            .unwrap();
+        graph.ready(&ids).unwrap();
+        assert_eq!(graph.run_channel(graph.default_channel()).unwrap(), 100);
+        graph.wait_all().unwrap();
+    });
+    assert_eq!(pool.stats().since(&before).total().graph_tasks, 100);
+}
+
+#[test]
 fn many_producers_on_their_own_channels_feed_the_pool() {
     let pool = stress_pool(2);
     let graph = Arc::new(

@@ -307,7 +307,10 @@ impl ShapeWorkload {
         let channel = graph.default_channel();
         // Built in linked batches, each created, connected and readied in one call while
         // its slots are in cache (dependencies inside the batch by position, on earlier
-        // batches by id: those may have run already).
+        // batches by id: those may have run already). In a one-thread pool the builder
+        // holds the pool's only place, so nobody else runs the ready tasks until it
+        // waits: it runs them after each batch, while their slots are in cache.
+        let alone = sumac::current_num_threads() == 1;
         let mut batch = Vec::with_capacity(BUILD_CHUNK);
         for start in (0..n).step_by(BUILD_CHUNK) {
             let end = (start + BUILD_CHUNK).min(n);
@@ -326,6 +329,9 @@ impl ShapeWorkload {
                 .create_linked_batch_into(channel, tasks, true, &mut batch)
                 .expect("capacity");
             ids.extend_from_slice(&batch);
+            if alone {
+                graph.run_channel(channel).expect("the graph's own channel");
+            }
         }
         graph.wait_all().expect("graph");
         state.ids = ids;

@@ -55,7 +55,9 @@
 //!
 //! # Helpers
 //! Any thread may run a channel's ready tasks (`execute_one`, `run_channel`), counted in
-//! `helpers` while it does. A caller taking part in a call into the graph's pool (a
+//! `helpers` while it does. `run_channel` on a pool channel keeps what its tasks release,
+//! as a runner does; its tasks count in the pool's stats and trace when the thread is a
+//! member (or guest) of the graph's pool. A caller taking part in a call into the graph's pool (a
 //! guest: it holds one of the pool's places) that waits in `wait_all` runs the pool
 //! channels' ready tasks this way before it blocks, keeping what they release as a
 //! runner does: in a one-thread pool the runner jobs it spawned would otherwise wait
@@ -1541,13 +1543,30 @@ impl<'a> Graph<'a> {
     ) -> R {
         let _running = Running::enter(self, runner, home);
         #[cfg(feature = "trace")]
-        trace_event(crate::trace::EventKind::GraphTasksStart);
+        self.with_pool_member(|member| trace_on(member, crate::trace::EventKind::GraphTasksStart));
         let mut local = Local::new(true);
         let result = body(&mut local);
-        count_tasks_on_worker(local.ran);
-        #[cfg(feature = "trace")]
-        trace_event(crate::trace::EventKind::GraphTasksEnd);
+        self.with_pool_member(|member| {
+            count_tasks_on(member, local.ran);
+            #[cfg(feature = "trace")]
+            trace_on(member, crate::trace::EventKind::GraphTasksEnd);
+        });
         result
+    }
+
+    /// Calls `f` with the calling thread's worker (or guest seat) if it is a member of the
+    /// graph's pool: tasks run elsewhere are in no pool's stats or trace.
+    fn with_pool_member<R>(&self, f: impl FnOnce(&crate::worker::WorkerThread) -> R) -> Option<R> {
+        match &self.executor {
+            Executor::Pool(registry) => {
+                // SAFETY: a non-null thread-local pointer refers to this thread's live
+                // worker (or guest seat).
+                let member = unsafe { crate::worker::WorkerThread::current().as_ref() }?;
+                Arc::ptr_eq(member.registry(), registry).then(|| f(member))
+            }
+            #[cfg(all(test, loom))]
+            Executor::Model(_) => None,
+        }
     }
 
     /// Runs tasks of the pool channels until all look empty for a short while.
@@ -1556,17 +1575,7 @@ impl<'a> Graph<'a> {
         loop {
             let taken = self.take_batch(home, &mut batch);
             if taken > 0 {
-                // The slots were written on the producers' cores: fetch them ahead.
-                for &index in batch.iter().take(taken.min(PREFETCH_AHEAD)) {
-                    self.prefetch(index);
-                }
-                for at in 0..taken {
-                    if let Some(&ahead) = batch[..taken].get(at + PREFETCH_AHEAD) {
-                        self.prefetch(ahead);
-                    }
-                    self.execute(batch[at], local, true);
-                    self.run_kept(local);
-                }
+                self.run_batch(&batch[..taken], local);
                 continue;
             }
             // Freed slots go back in groups (a producer allocating them one at a time
@@ -1580,6 +1589,24 @@ impl<'a> Graph<'a> {
                 return;
             }
         }
+    }
+
+    /// Runs the tasks of `batch` (taken from a channel), each followed by what it released
+    /// for this thread to run next; returns how many tasks ran or were cancelled.
+    fn run_batch(&self, batch: &[u32], local: &mut Local) -> usize {
+        // The slots were written on the producers' cores: fetch them ahead.
+        for &index in batch.iter().take(PREFETCH_AHEAD) {
+            self.prefetch(index);
+        }
+        let mut count = batch.len();
+        for (at, &index) in batch.iter().enumerate() {
+            if let Some(&ahead) = batch.get(at + PREFETCH_AHEAD) {
+                self.prefetch(ahead);
+            }
+            self.execute(index, local, true);
+            count += self.run_kept(local);
+        }
+        count
     }
 
     /// Asks the CPU to load slot `index` into its cache (a hint; nothing for an index out
@@ -1628,9 +1655,10 @@ impl<'a> Graph<'a> {
         }
     }
 
-    /// Runs the tasks released for this thread to run next.
+    /// Runs the tasks released for this thread to run next; returns how many.
     #[inline]
-    fn run_kept(&self, local: &mut Local) {
+    fn run_kept(&self, local: &mut Local) -> usize {
+        let mut count = 0;
         loop {
             let mut kept = KEPT.get();
             if kept.tasks.count == 0 {
@@ -1650,6 +1678,7 @@ impl<'a> Graph<'a> {
             KEPT.set(kept);
             self.publish_released(local);
             self.execute(index, local, !looked_ahead);
+            count += 1;
         }
         if local.released_len > 0 {
             self.publish_released(local);
@@ -1657,6 +1686,7 @@ impl<'a> Graph<'a> {
         if local.free_slots.count >= self.free_batch || local.free_links.count >= FREE_BATCH {
             self.publish(local);
         }
+        count
     }
 
     /// Watches the pool channels for a while; returns whether one got a task.
@@ -1878,33 +1908,40 @@ impl<'a> Graph<'a> {
     }
 
     /// Runs ready tasks of `channel` on the calling thread until it has none; returns
-    /// how many it ran (or cancelled).
+    /// how many it ran (or cancelled). On a pool channel the thread also runs, as a
+    /// runner does, the pool channels' tasks that its tasks release (they would go to
+    /// the pool otherwise): a thread that builds a graph in a one-thread pool can run
+    /// each part while its slots are still in cache, instead of all of it at the end.
     ///
     /// # Errors
     /// A channel of another graph.
     pub fn run_channel(&self, channel: Channel) -> Result<usize, TaskError> {
         let channel = self.check_channel(channel)?;
-        let mut batch = [NIL; RUNNER_BATCH];
-        let mut count = 0;
         self.helpers.fetch_add(1, Ordering::SeqCst);
-        {
+        let count = if self.is_pool_channel(channel) {
+            self.running_pool_tasks(false, channel, |local| self.run_ready(channel, local))
+        } else {
             let _running = Running::enter(self, false, 0);
-            let mut local = Local::new(false);
-            loop {
-                let taken = self.take_from(channel, &mut batch);
-                if taken == 0 {
-                    break;
-                }
-                for &index in &batch[..taken] {
-                    self.execute(index, &mut local, true);
-                    self.publish_released(&mut local);
-                }
-                count += taken;
-            }
-            self.publish(&mut local);
-        }
+            self.run_ready(channel, &mut Local::new(false))
+        };
         self.leave_helping();
         Ok(count)
+    }
+
+    /// Runs ready tasks of `channel` until it has none, and publishes what they left;
+    /// returns how many ran or were cancelled.
+    fn run_ready(&self, channel: usize, local: &mut Local) -> usize {
+        let mut batch = [NIL; RUNNER_BATCH];
+        let mut count = 0;
+        loop {
+            let taken = self.take_from(channel, &mut batch);
+            if taken == 0 {
+                break;
+            }
+            count += self.run_batch(&batch[..taken], local);
+        }
+        self.publish(local);
+        count
     }
 
     fn leave_helping(&self) {
@@ -2162,17 +2199,7 @@ impl<'a> Graph<'a> {
     /// Whether the calling thread takes part in a call into the graph's pool from outside
     /// it (a guest holding a place of that pool: see `SCHEDULER.md`).
     fn caller_is_guest_of_pool(&self) -> bool {
-        match &self.executor {
-            Executor::Pool(registry) => {
-                // SAFETY: a non-null thread-local pointer refers to this thread's live
-                // worker (or guest seat).
-                unsafe { crate::worker::WorkerThread::current().as_ref() }.is_some_and(|member| {
-                    member.public_index().is_none() && Arc::ptr_eq(member.registry(), registry)
-                })
-            }
-            #[cfg(all(test, loom))]
-            Executor::Model(_) => false,
-        }
+        self.with_pool_member(|member| member.public_index().is_none()) == Some(true)
     }
 
     /// Runs ready tasks of the pool channels on the calling thread, as a runner would
@@ -2401,26 +2428,16 @@ fn prefetch_line<T>(item: &T) {
     let _ = item;
 }
 
-/// Adds `n` tasks run to the calling worker's counters (nothing outside a pool).
-fn count_tasks_on_worker(n: u64) {
+/// Adds `n` tasks run to a member's counters.
+fn count_tasks_on(member: &crate::worker::WorkerThread, n: u64) {
     #[cfg(not(loom))]
-    {
-        let worker = crate::worker::WorkerThread::current();
-        // SAFETY: a non-null thread-local pointer refers to this thread's live worker.
-        if let Some(worker) = unsafe { worker.as_ref() } {
-            crate::stats::bump(&worker.shared().counters.graph_tasks, n);
-        }
-    }
+    crate::stats::bump(&member.shared().counters.graph_tasks, n);
     #[cfg(loom)]
-    let _ = n;
+    let _ = (member, n);
 }
 
-/// Records a trace event on the calling worker (nothing outside a pool).
+/// Records a trace event on a member.
 #[cfg(feature = "trace")]
-fn trace_event(kind: crate::trace::EventKind) {
-    let worker = crate::worker::WorkerThread::current();
-    // SAFETY: a non-null thread-local pointer refers to this thread's live worker.
-    if let Some(worker) = unsafe { worker.as_ref() } {
-        worker.shared().trace.record(worker.index(), kind);
-    }
+fn trace_on(member: &crate::worker::WorkerThread, kind: crate::trace::EventKind) {
+    member.shared().trace.record(member.index(), kind);
 }
