@@ -1845,6 +1845,61 @@ fn a_task_run_by_a_waiting_caller_waits_for_a_sibling_the_caller_kept() {
 }
 
 #[test]
+fn a_task_blocked_on_a_channel_receive_lets_a_kept_sibling_send() {
+    // The root's runner keeps both dependents to run next; whichever runs first, the
+    // receiver must not hold the sender back while it blocks.
+    for threads in [1, 2] {
+        for receiver_linked_last in [false, true] {
+            let pool = stress_pool(threads);
+            let got = finishes("a receive from a kept sibling", move || {
+                let graph = TaskGraph::builder().pool(&pool).build().unwrap();
+                let (send, receive) = sumac::channel::unbounded::<usize>();
+                let got = Arc::new(AtomicUsize::new(0));
+                let root = graph.create(|_| ()).unwrap();
+                let got_here = Arc::clone(&got);
+                let receiver = graph
+                    .create(move |_| {
+                        got_here.store(receive.recv().unwrap(), Ordering::SeqCst);
+                    })
+                    .unwrap();
+                let sender = graph.create(move |_| send.send(7).unwrap()).unwrap();
+                let mut linked = [receiver, sender];
+                if receiver_linked_last {
+                    linked.reverse();
+                }
+                for task in linked {
+                    graph.add_dependencies(task, &[root]).unwrap();
+                }
+                graph.ready(&linked).unwrap();
+                graph.ready(&[root]).unwrap();
+                graph.wait_all().unwrap();
+                got.load(Ordering::SeqCst)
+            });
+            assert_eq!(got, 7);
+        }
+    }
+}
+
+#[test]
+fn a_graph_whose_task_blocks_on_a_channel_is_not_stalled() {
+    // The blocked task lends its runner's place: the graph still has a task running.
+    for threads in [1, 2] {
+        let pool = stress_pool(threads);
+        let graph = TaskGraph::builder().pool(&pool).build().unwrap();
+        let (send, receive) = sumac::channel::unbounded::<()>();
+        let task = graph.create(move |_| receive.recv().unwrap()).unwrap();
+        graph.ready(&[task]).unwrap();
+        let sender = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            send.send(()).unwrap();
+        });
+        let waited = graph.wait_all();
+        assert!(waited.is_ok(), "{waited:?}");
+        sender.join().unwrap();
+    }
+}
+
+#[test]
 fn a_caller_waiting_in_a_one_thread_pool_runs_the_tasks_itself() {
     // The caller holds the pool's one place: the worker runs nothing while it waits.
     let pool = stress_pool(1);

@@ -678,6 +678,18 @@ fn task_graphs_run_drop_and_reuse_their_slots() {
             graph.wait_all().unwrap();
         }
         assert_eq!(sum.load(Ordering::SeqCst), size(2, 20) * 6);
+        // A task that blocks on a channel receive hands on what its thread kept (the
+        // sender, released by the same root, may be there).
+        let (send, receive) = sumac::channel::unbounded::<usize>();
+        let root = graph.create(|_| ()).unwrap();
+        let receiver = graph
+            .create(move |_| assert_eq!(receive.recv().unwrap(), 1))
+            .unwrap();
+        let sender = graph.create(move |_| send.send(1).unwrap()).unwrap();
+        graph.add_dependencies(receiver, &[root]).unwrap();
+        graph.add_dependencies(sender, &[root]).unwrap();
+        graph.ready(&[sender, receiver, root]).unwrap();
+        graph.wait_all().unwrap();
         // Never readied, on a dedicated channel, reusable: dropped with the graph.
         let main = graph.dedicated_channel(0).unwrap();
         let token = drops.token();

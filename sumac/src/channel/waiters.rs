@@ -440,6 +440,9 @@ pub(crate) fn wait_until(done: impl Fn() -> bool, deadline: Option<Instant>) -> 
     if !park::on_worker() && spin_until(&done) {
         return true;
     }
+    // A task of a task graph that blocks lets other threads run the tasks its thread kept
+    // to run next: the one it waits for may be among them.
+    let _blocked = crate::graph::BlockedTask::enter();
     match deadline {
         None => {
             park::park_until(done);

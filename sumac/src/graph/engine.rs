@@ -27,7 +27,11 @@
 //! kept, and its dependents' slots when the `LOOK_AHEAD`-th task after it is kept (by
 //! then the link is in cache), so that its releases find them in cache. The kept tasks
 //! live in a thread-local, so that a task that waits can hand them to other runners
-//! first.
+//! first: one that waits for a task of its graph ([`Graph::wait`]), and one that blocks
+//! on a channel, a oneshot or a future (`BlockedTask`, from `channel::waiters`), since
+//! what it waits for may come from a task its thread kept. Both lend their runner's
+//! place meanwhile; the blocked task counts as a helper, so that the graph does not look
+//! stalled while it still runs.
 //!
 //! # Completion and dependency release
 //! The thread that runs a task owns it: it made its `pending` word zero. Finishing sets
@@ -83,6 +87,7 @@
 use std::cell::Cell;
 use std::marker::PhantomData;
 use std::panic::{self, AssertUnwindSafe};
+use std::ptr;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Weak};
 
@@ -144,9 +149,58 @@ const RUNNER: usize = 2;
 
 static NEXT_SERIAL: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(1);
 
+/// The graph whose tasks the calling thread is running (innermost), if any.
+#[derive(Clone, Copy)]
+struct Current {
+    /// The graph (a `Graph<'a>`, for the `'a` of `block`), null if none.
+    graph: *const (),
+    /// Whether the thread runs them as a runner (holding a place in `sched`).
+    runner: bool,
+    /// `Graph::<'a>::block_task` of that graph.
+    block: unsafe fn(*const (), bool, bool),
+}
+
+impl Current {
+    const NONE: Current = Current {
+        graph: ptr::null(),
+        runner: false,
+        block: no_graph_blocks,
+    };
+}
+
+/// `Current::NONE`'s `block` (never called: `graph` is null).
+fn no_graph_blocks(_: *const (), _: bool, _: bool) {}
+
 thread_local! {
-    /// The graph whose tasks the calling thread is running (innermost), if any.
-    static CURRENT_GRAPH: Cell<usize> = const { Cell::new(0) };
+    static CURRENT_GRAPH: Cell<Current> = const { Cell::new(Current::NONE) };
+}
+
+/// A task of a graph that blocks on a channel, a oneshot or a future (`channel::waiters`)
+/// while it runs on the calling thread: from `enter` until dropped, the tasks its thread
+/// kept are shared, its runner's place is lent and it counts as a helper (see
+/// [`Graph::block_task`]).
+pub(crate) struct BlockedTask(Current);
+
+impl BlockedTask {
+    /// `None` unless the calling thread runs a task of a graph.
+    pub(crate) fn enter() -> Option<BlockedTask> {
+        let current = CURRENT_GRAPH.with(Cell::get);
+        if current.graph.is_null() {
+            return None;
+        }
+        // SAFETY: a current graph outlives the `Running` guard that set it, which lives on
+        // this thread's stack below the blocking call (the graph's task runs above it).
+        unsafe { (current.block)(current.graph, current.runner, true) };
+        Some(BlockedTask(current))
+    }
+}
+
+impl Drop for BlockedTask {
+    fn drop(&mut self) {
+        let current = self.0;
+        // SAFETY: as in `enter`; the task has not returned yet.
+        unsafe { (current.block)(current.graph, current.runner, false) };
+    }
 }
 
 /// The released tasks a runner keeps to run itself, in the order it runs them (see the
@@ -183,17 +237,21 @@ thread_local! {
 
 /// Marks the calling thread as running tasks of a graph until dropped.
 struct Running {
-    previous: usize,
+    previous: Current,
     previous_kept: Kept,
 }
 
 impl Running {
     /// `runner`: the thread runs a runner job (which holds a place in `sched`) for pool
     /// channel `home`, not a helper's call.
-    fn enter(graph: &Graph<'_>, runner: bool, home: usize) -> Running {
-        let address = graph as *const Graph<'_> as usize | runner as usize;
+    fn enter<'a>(graph: &Graph<'a>, runner: bool, home: usize) -> Running {
+        let current = Current {
+            graph: ptr::from_ref(graph).cast(),
+            runner,
+            block: Graph::<'a>::block_task,
+        };
         Running {
-            previous: CURRENT_GRAPH.with(|current| current.replace(address)),
+            previous: CURRENT_GRAPH.with(|cell| cell.replace(current)),
             previous_kept: KEPT.replace(Kept::empty(home)),
         }
     }
@@ -2010,11 +2068,44 @@ impl<'a> Graph<'a> {
     }
 
     fn inside_own_task(&self) -> bool {
-        CURRENT_GRAPH.with(Cell::get) & !1 == self as *const Graph<'_> as usize
+        ptr::eq(
+            CURRENT_GRAPH.with(Cell::get).graph,
+            ptr::from_ref(self).cast(),
+        )
     }
 
     fn inside_own_runner(&self) -> bool {
-        CURRENT_GRAPH.with(Cell::get) == self as *const Graph<'_> as usize | 1
+        let current = CURRENT_GRAPH.with(Cell::get);
+        current.runner && ptr::eq(current.graph, ptr::from_ref(self).cast())
+    }
+
+    /// A task of this graph running on the calling thread blocks on a channel, a oneshot
+    /// or a future (`blocking`), or resumes (`!blocking`; `runner` as when it blocked).
+    /// While it blocks, the tasks its thread kept go to its channel and a runner's place
+    /// is lent, as in [`wait`](Self::wait), so that other threads run them (the one it
+    /// waits for may be among them); and it counts as a helper, so that the graph does
+    /// not look stalled while one of its tasks is still running.
+    ///
+    /// # Safety
+    /// `graph` points to a live `Graph<'a>`.
+    unsafe fn block_task(graph: *const (), runner: bool, blocking: bool) {
+        // SAFETY: by the caller.
+        let graph = unsafe { &*graph.cast::<Graph<'a>>() };
+        if blocking {
+            graph.helpers.fetch_add(1, Ordering::SeqCst);
+            let kept = KEPT.get();
+            if kept.tasks.count > 0 {
+                KEPT.set(graph.share_kept(kept, 0));
+            }
+            if runner {
+                graph.lend_runner();
+            }
+        } else {
+            if runner {
+                graph.sched.fetch_add(RUNNER, Ordering::AcqRel);
+            }
+            graph.leave_helping();
+        }
     }
 
     /// Waits until task `id` finished (ran, panicked or was cancelled; what happened is

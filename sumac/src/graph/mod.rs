@@ -84,6 +84,7 @@ pub use self::error::{
     Capacity, Failure, GraphBuildError, GraphBusy, GraphFull, TaskError, WaitError,
 };
 
+pub(crate) use self::engine::BlockedTask;
 use self::engine::{Config, Executor};
 
 /// The most task slots a graph may have (indices fit 30 bits).
