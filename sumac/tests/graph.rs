@@ -1790,6 +1790,17 @@ fn siblings_and_their_waiter(graph: &TaskGraph<'_>) -> (Vec<TaskId>, TaskId, Arc
     (siblings, waiter, done)
 }
 
+/// Links `tasks` after `root` in their order (so that its end releases them in the
+/// reverse order), readies them, then the root, and waits for all.
+fn run_released_by(graph: &TaskGraph<'_>, root: TaskId, tasks: &[TaskId]) {
+    for &task in tasks {
+        graph.add_dependencies(task, &[root]).unwrap();
+    }
+    graph.ready(tasks).unwrap();
+    graph.ready(&[root]).unwrap();
+    graph.wait_all().unwrap();
+}
+
 #[test]
 fn a_task_waits_for_a_sibling_released_by_the_same_task() {
     // The root's dependents are kept by its runner to run next; the waiter, linked first,
@@ -1830,12 +1841,7 @@ fn a_task_run_by_a_waiting_caller_waits_for_a_sibling_the_caller_kept() {
                     if waiter_linked_last {
                         linked.rotate_left(1);
                     }
-                    for &s in &linked {
-                        graph.add_dependencies(s, &[root]).unwrap();
-                    }
-                    graph.ready(&linked).unwrap();
-                    graph.ready(&[root]).unwrap();
-                    graph.wait_all().unwrap();
+                    run_released_by(&graph, root, &linked);
                     done.load(Ordering::SeqCst)
                 })
             });
@@ -1867,12 +1873,7 @@ fn a_task_blocked_on_a_channel_receive_lets_a_kept_sibling_send() {
                 if receiver_linked_last {
                     linked.reverse();
                 }
-                for task in linked {
-                    graph.add_dependencies(task, &[root]).unwrap();
-                }
-                graph.ready(&linked).unwrap();
-                graph.ready(&[root]).unwrap();
-                graph.wait_all().unwrap();
+                run_released_by(&graph, root, &linked);
                 got.load(Ordering::SeqCst)
             });
             assert_eq!(got, 7);

@@ -61,12 +61,12 @@
 //! Any thread may run a channel's ready tasks (`execute_one`, `run_channel`), counted in
 //! `helpers` while it does. `run_channel` on a pool channel keeps what its tasks release,
 //! as a runner does; its tasks count in the pool's stats and trace when the thread is a
-//! member (or guest) of the graph's pool. A caller taking part in a call into the graph's pool (a
-//! guest: it holds one of the pool's places) that waits in `wait_all` runs the pool
-//! channels' ready tasks this way before it blocks, keeping what they release as a
-//! runner does: in a one-thread pool the runner jobs it spawned would otherwise wait
-//! for it to block, and then run on another core. It runs only this graph's tasks,
-//! which the wait is for: nothing it runs can bury the waiting frame.
+//! member (or guest) of the graph's pool. A caller taking part in a call into the
+//! graph's pool (a guest: it holds one of the pool's places) that waits in `wait_all`
+//! runs the pool channels' ready tasks this way before it blocks, keeping what they
+//! release as a runner does: in a one-thread pool the runner jobs it spawned would
+//! otherwise wait for it to block, and then run on another core. It runs only this
+//! graph's tasks, which the wait is for: nothing it runs can bury the waiting frame.
 //!
 //! # Counting for waits
 //! `unfinished` counts created tasks not yet finished. Runners count what they finish
@@ -2093,13 +2093,7 @@ impl<'a> Graph<'a> {
         let graph = unsafe { &*graph.cast::<Graph<'a>>() };
         if blocking {
             graph.helpers.fetch_add(1, Ordering::SeqCst);
-            let kept = KEPT.get();
-            if kept.tasks.count > 0 {
-                KEPT.set(graph.share_kept(kept, 0));
-            }
-            if runner {
-                graph.lend_runner();
-            }
+            graph.step_aside(runner);
         } else {
             if runner {
                 graph.sched.fetch_add(RUNNER, Ordering::AcqRel);
@@ -2124,18 +2118,10 @@ impl<'a> Graph<'a> {
         // Counted before the runner's place is lent: a stall seen meanwhile would count
         // this task.
         self.task_waiters.fetch_add(1, Ordering::SeqCst);
-        // The task waited for may be one this thread kept (as a runner or a helper):
-        // share them all.
-        if self.inside_own_task() {
-            let kept = KEPT.get();
-            if kept.tasks.count > 0 {
-                KEPT.set(self.share_kept(kept, 0));
-            }
-        }
-        // A task that waits lends its runner's place, so that another runner may start.
+        // The task waited for may be one this thread kept (as a runner or a helper).
         let lending = self.inside_own_runner();
-        if lending {
-            self.lend_runner();
+        if self.inside_own_task() {
+            self.step_aside(lending);
         }
         self.wait_until(Some((index, id.generation)), || {
             self.finished(index, id.generation) || self.stalled()
@@ -2151,6 +2137,19 @@ impl<'a> Graph<'a> {
             Err(WaitError::Stalled {
                 unfinished: self.unfinished(),
             })
+        }
+    }
+
+    /// A task of this graph running on the calling thread is about to wait: the tasks its
+    /// thread kept go to their channel, and if the thread is a `runner` it lends its place,
+    /// so that another runner may start and run them.
+    fn step_aside(&self, runner: bool) {
+        let kept = KEPT.get();
+        if kept.tasks.count > 0 {
+            KEPT.set(self.share_kept(kept, 0));
+        }
+        if runner {
+            self.lend_runner();
         }
     }
 
