@@ -1167,8 +1167,10 @@ impl<'a> Graph<'a> {
     /// Makes `task` run only after every task of `before` finished. Batched: the links
     /// are allocated and `task` counted with one synchronisation each, plus one push per
     /// link. A task of `before` that finished already counts as done (if it panicked or
-    /// was cancelled, `task` will be cancelled), so a running task may make a
-    /// continuation of itself: `g.add_dependencies(next, &[me.id()])`.
+    /// was cancelled, `task` will be cancelled, as long as its slot was not given to a
+    /// new task meanwhile: a reused slot tells only that its old task finished), so a
+    /// running task may make a continuation of itself: `g.add_dependencies(next,
+    /// &[me.id()])`.
     ///
     /// ```
     /// use std::sync::Mutex;
