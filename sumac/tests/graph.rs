@@ -743,6 +743,49 @@ fn a_panicking_destructor_of_a_cancelled_task_is_reported_not_raised() {
     assert_eq!(failure.other_panics, 1);
 }
 
+/// A graph of `slots` slots whose first task panicked and finished, its failure not yet
+/// reported, with every thread that ran it done: `(graph, failed task)`.
+fn graph_with_an_unreported_failure(slots: usize) -> (TaskGraph<'static>, TaskId) {
+    let graph = TaskGraph::builder().max_tasks(slots).build().unwrap();
+    let bad = graph.create(|_| panic!("unreported")).unwrap();
+    graph.ready(&[bad]).unwrap();
+    graph.wait(bad).unwrap();
+    // Its slot is published before the runner counts it finished.
+    while graph.unfinished() != 0 {
+        std::thread::yield_now();
+    }
+    (graph, bad)
+}
+
+#[test]
+fn a_dependency_added_later_on_a_failed_task_is_cancelled_though_new_tasks_were_made() {
+    let (graph, bad) = graph_with_an_unreported_failure(4);
+    // New tasks would take the failed task's slot first if it were free.
+    let other = graph.create(|_| ()).unwrap();
+    assert_ne!(other.slot(), bad.slot());
+    let after = graph
+        .create(|_| unreachable!("after a failed task"))
+        .unwrap();
+    graph.add_dependencies(after, &[bad]).unwrap();
+    graph.ready(&[other, after]).unwrap();
+    assert_eq!(failure(graph.wait_all()).cancelled_ids, [after]);
+}
+
+#[test]
+fn a_failed_tasks_slot_goes_to_new_tasks_once_reported_or_when_no_other_is_left() {
+    let (graph, bad) = graph_with_an_unreported_failure(4);
+    assert!(failure(graph.wait_all()).panic.is_some());
+    assert_eq!(graph.create(|_| ()).unwrap().slot(), bad.slot());
+    // Unreported, it is the last slot taken: a graph of two slots still makes two tasks.
+    let (graph, bad) = graph_with_an_unreported_failure(2);
+    let made = graph
+        .create_batch((0..2).map(|_| |_: &Task<'_, 'static>| ()))
+        .unwrap();
+    assert!(made.iter().any(|id| id.slot() == bad.slot()));
+    graph.ready(&made).unwrap();
+    assert!(failure(graph.wait_all()).panic.is_some());
+}
+
 #[test]
 fn failure_resume_unwind_re_raises_the_first_panic() {
     let graph = TaskGraph::builder().build().unwrap();

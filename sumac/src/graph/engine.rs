@@ -81,8 +81,10 @@
 //! # Memory
 //! Nothing is allocated per task: slots, their link indices and the dependency links are
 //! arrays allocated (zeroed, so mapped lazily) when the graph is built; freed slots and
-//! links go back to lock-free free stacks in batches. Runner jobs are allocated per
-//! burst of work, not per task.
+//! links go back to lock-free free stacks in batches. A failed one-shot task's slot waits
+//! on a stack of its own until `wait_all` reports the failure (or no other slot is left),
+//! so that a dependency added on it later still finds it failed rather than reused.
+//! Runner jobs are allocated per burst of work, not per task.
 
 use std::cell::Cell;
 use std::marker::PhantomData;
@@ -307,6 +309,10 @@ pub struct Graph<'a> {
     /// Per slot: the next index on the stack or chain the slot is on.
     next: Box<[AtomicU32]>,
     free_slots: CachePadded<FreeStack>,
+    /// Slots of one-shot tasks that failed, kept out of `free_slots` so that a dependency
+    /// added later on such a task still sees it failed: given back when `wait_all` reports
+    /// the failures, or taken when no other slot is left.
+    failed_slots: FreeStack,
     /// Slots never used yet start here (allocation bumps it).
     fresh_slots: CachePadded<AtomicU32>,
     /// Per link: the task it releases.
@@ -356,6 +362,7 @@ struct Local {
     released: [(u32, Chain); RELEASE_CHANNELS],
     released_len: usize,
     free_slots: Chain,
+    failed_slots: Chain,
     free_links: Chain,
     finished: usize,
     ran: u64,
@@ -372,6 +379,7 @@ impl Local {
             released: [(0, Chain::EMPTY); RELEASE_CHANNELS],
             released_len: 0,
             free_slots: Chain::EMPTY,
+            failed_slots: Chain::EMPTY,
             free_links: Chain::EMPTY,
             finished: 0,
             ran: 0,
@@ -546,6 +554,7 @@ impl<'a> Graph<'a> {
             slots: slot_array(config.max_tasks),
             next: atomic_array(config.max_tasks),
             free_slots: CachePadded::new(FreeStack::new()),
+            failed_slots: FreeStack::new(),
             fresh_slots: CachePadded::new(AtomicU32::new(0)),
             link_target: atomic_array(config.max_dependencies),
             link_next: atomic_array(config.max_dependencies),
@@ -664,10 +673,12 @@ impl<'a> Graph<'a> {
     // Allocation
     // -----------------------------------------------------------------------------------
 
-    /// Takes `n` indices from `free` and then from the never-used range; all or nothing.
+    /// Takes `n` indices from `free`, then from the never-used range, then from `spare`
+    /// (if any); all or nothing.
     fn allocate(
         free: &FreeStack,
         fresh: &AtomicU32,
+        spare: Option<&FreeStack>,
         next: &[AtomicU32],
         n: usize,
         capacity: Capacity,
@@ -680,46 +691,65 @@ impl<'a> Graph<'a> {
             return Err(full);
         };
         let mut chain = Chain::EMPTY;
+        Self::pop_until(free, next, wanted, &mut chain);
+        if !Self::bump_until(fresh, next, wanted, &mut chain) {
+            if let Some(spare) = spare {
+                Self::pop_until(spare, next, wanted, &mut chain);
+                Self::bump_until(fresh, next, wanted, &mut chain);
+            }
+        }
+        if chain.count < wanted {
+            if !chain.is_empty() {
+                free.push(next, chain);
+            }
+            return Err(full);
+        }
+        Ok(chain)
+    }
+
+    /// Adds indices popped from `stack` to `chain` until it holds `wanted` or the stack
+    /// is empty.
+    fn pop_until(stack: &FreeStack, next: &[AtomicU32], wanted: u32, chain: &mut Chain) {
         while chain.count < wanted {
-            let popped = free.pop(next, wanted - chain.count);
+            let popped = stack.pop(next, wanted - chain.count);
             if popped.is_empty() {
-                break;
+                return;
             }
             if chain.is_empty() {
-                chain = popped;
+                *chain = popped;
             } else {
                 next[chain.last as usize].store(popped.first, Ordering::Relaxed);
                 chain.last = popped.last;
                 chain.count += popped.count;
             }
         }
+    }
+
+    /// Adds never-used indices to `chain` until it holds `wanted`, all at once or none;
+    /// returns whether it holds `wanted`.
+    fn bump_until(fresh: &AtomicU32, next: &[AtomicU32], wanted: u32, chain: &mut Chain) -> bool {
         let missing = wanted - chain.count;
-        if missing > 0 {
-            let bumped = fresh.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |used| {
-                used.checked_add(missing)
-                    .filter(|&end| end as usize <= next.len())
-            });
-            match bumped {
-                Ok(start) => {
-                    for index in start..start + missing {
-                        chain.push_back(next, index);
-                    }
-                }
-                Err(_) => {
-                    if !chain.is_empty() {
-                        free.push(next, chain);
-                    }
-                    return Err(full);
-                }
-            }
+        if missing == 0 {
+            return true;
         }
-        Ok(chain)
+        let bumped = fresh.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |used| {
+            used.checked_add(missing)
+                .filter(|&end| end as usize <= next.len())
+        });
+        let Ok(start) = bumped else {
+            return false;
+        };
+        for index in start..start + missing {
+            chain.push_back(next, index);
+        }
+        true
     }
 
     fn allocate_slots(&self, n: usize) -> Result<Chain, GraphFull> {
         Self::allocate(
             &self.free_slots,
             &self.fresh_slots,
+            Some(&self.failed_slots),
             &self.next,
             n,
             Capacity::Tasks,
@@ -746,6 +776,7 @@ impl<'a> Graph<'a> {
         Self::allocate(
             &self.free_links,
             &self.fresh_links,
+            None,
             &self.link_next,
             n,
             Capacity::Dependencies,
@@ -1167,10 +1198,10 @@ impl<'a> Graph<'a> {
     /// Makes `task` run only after every task of `before` finished. Batched: the links
     /// are allocated and `task` counted with one synchronisation each, plus one push per
     /// link. A task of `before` that finished already counts as done (if it panicked or
-    /// was cancelled, `task` will be cancelled, as long as its slot was not given to a
-    /// new task meanwhile: a reused slot tells only that its old task finished), so a
-    /// running task may make a continuation of itself: `g.add_dependencies(next,
-    /// &[me.id()])`.
+    /// was cancelled, `task` will be cancelled: a failed task keeps its slot until
+    /// [`wait_all`](Self::wait_all) reports it, unless the graph runs out of other
+    /// slots), so a running task may make a continuation of itself:
+    /// `g.add_dependencies(next, &[me.id()])`.
     ///
     /// ```
     /// use std::sync::Mutex;
@@ -1499,6 +1530,10 @@ impl<'a> Graph<'a> {
         if !local.free_slots.is_empty() {
             self.free_slots.push(&self.next, local.free_slots);
             local.free_slots = Chain::EMPTY;
+        }
+        if !local.failed_slots.is_empty() {
+            self.failed_slots.push(&self.next, local.failed_slots);
+            local.failed_slots = Chain::EMPTY;
         }
         if !local.free_links.is_empty() {
             self.free_links.push(&self.link_next, local.free_links);
@@ -1901,7 +1936,10 @@ impl<'a> Graph<'a> {
             self.release(target as usize, 1, failed, local);
             link = after;
         }
-        if !reusable {
+        if reusable {
+        } else if failed {
+            local.failed_slots.push_front(&self.next, index);
+        } else {
             local.free_slots.push_front(&self.next, index);
         }
         local.finished += 1;
@@ -2276,6 +2314,11 @@ impl<'a> Graph<'a> {
         if !self.failed.swap(false, Ordering::AcqRel) {
             return Ok(());
         }
+        // Reported now: the failed tasks' slots may go to new tasks.
+        let failed = self.failed_slots.pop(&self.next, u32::MAX);
+        if !failed.is_empty() {
+            self.free_slots.push(&self.next, failed);
+        }
         let log = std::mem::take(&mut *crate::sync::lock(&self.failures));
         if log.panic.is_none() && log.cancelled == 0 {
             return Ok(());
@@ -2446,6 +2489,7 @@ impl<'a> Graph<'a> {
         // slots and links back before it subtracted them from `unfinished`. Generations
         // stay in the slots, so stale ids stay stale.
         self.free_slots.clear();
+        self.failed_slots.clear();
         self.fresh_slots.store(0, Ordering::Release);
         self.free_links.clear();
         self.fresh_links.store(0, Ordering::Release);
