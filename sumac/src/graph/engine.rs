@@ -1936,11 +1936,13 @@ impl<'a> Graph<'a> {
             self.release(target as usize, 1, failed, local);
             link = after;
         }
-        if reusable {
-        } else if failed {
-            local.failed_slots.push_front(&self.next, index);
-        } else {
-            local.free_slots.push_front(&self.next, index);
+        if !reusable {
+            let freed = if failed {
+                &mut local.failed_slots
+            } else {
+                &mut local.free_slots
+            };
+            freed.push_front(&self.next, index);
         }
         local.finished += 1;
         if self.task_waiters.load(Ordering::SeqCst) != 0 {

@@ -354,7 +354,9 @@ impl TaskGraph<'_> {
     /// Lets new tasks take slots in creation order again. Finished tasks give their slots
     /// back in whatever order they finish, so after a big graph ran, a new one gets its
     /// slots scattered over memory (each task then costs cache misses where neighbours
-    /// shared lines). Call this between runs of big graphs; it is cheap.
+    /// shared lines). Call this between runs of big graphs; it is cheap. Failures not yet
+    /// reported are still reported by [`Graph::wait_all`], but the failed tasks' slots go
+    /// to new tasks like any other (see [`Graph::add_dependencies`]).
     ///
     /// ```
     /// let mut graph = sumac::graph::TaskGraph::builder().build().unwrap();
