@@ -212,9 +212,9 @@ impl<T> OneshotReceiver<T> {
         }
         let finished = |state: u8| state == SENT || state == CLOSED;
         let state = &self.inner.state;
-        if !crate::park::on_worker() {
-            waiters::spin_until(&|| finished(state.load(Ordering::Acquire)));
-        }
+        // A thread spins and yields before it registers.
+        let _ =
+            waiters::attempt_with_backoff(|| finished(state.load(Ordering::Acquire)).then_some(()));
         let signal = ThreadSignal::for_current_thread();
         let waker = Waker::from(Arc::clone(&signal));
         loop {

@@ -437,7 +437,7 @@ impl Wake for ThreadSignal {
 /// true only through an action followed by an unpark of this thread (see
 /// [`crate::park`]).
 pub(crate) fn wait_until(done: impl Fn() -> bool, deadline: Option<Instant>) -> bool {
-    if !park::on_worker() && spin_until(&done) {
+    if attempt_with_backoff(|| done().then_some(())).is_some() {
         return true;
     }
     // A task of a task graph that blocks lets other threads run the tasks its thread kept
@@ -479,19 +479,6 @@ pub(crate) fn attempt_with_backoff<R>(mut attempt: impl FnMut() -> Option<R>) ->
         }
     }
     None
-}
-
-/// Spins, then yields, for a while, until `done()`; returns whether it held.
-pub(crate) fn spin_until(done: &impl Fn() -> bool) -> bool {
-    if BACKS_OFF {
-        for round in 0..SPIN_ROUNDS + YIELD_ROUNDS {
-            if done() {
-                return true;
-            }
-            backoff(round);
-        }
-    }
-    done()
 }
 
 /// One step of a backoff: spin `2^round` times while `round < SPIN_ROUNDS`, else yield.
