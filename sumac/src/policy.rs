@@ -280,13 +280,23 @@ impl Mechanism {
         }
     }
 
-    fn bit(self) -> u32 {
-        1 << Mechanism::ALL
-            .iter()
-            .position(|&m| m == self)
-            .expect("every mechanism is listed in ALL")
+    /// The mechanism's bit in [`Mechanisms`]: its place in [`ALL`](Self::ALL), which is
+    /// its declaration order (checked below), so a constant on every hot path.
+    #[inline(always)]
+    const fn bit(self) -> u32 {
+        1 << self as u32
     }
 }
+
+// `bit` relies on `ALL` listing the mechanisms in declaration order, and on 32 bits.
+const _: () = {
+    let mut i = 0;
+    while i < Mechanism::ALL.len() {
+        assert!(Mechanism::ALL[i] as usize == i);
+        i += 1;
+    }
+    assert!(Mechanism::ALL.len() <= 32);
+};
 
 impl fmt::Display for Mechanism {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
