@@ -66,6 +66,17 @@
 //! every task finished, and the graph stays usable. [`Graph::cancel`] stops what has not
 //! started. Bad ids, full graphs, dependencies added to readied tasks and graphs that
 //! can never finish (cycles, tasks never readied) are typed errors, never hangs.
+//!
+//! # Blocking inside a task
+//! The thread that runs a task keeps some of the tasks it releases and runs them next,
+//! unseen by other threads. A task that waits through sumac ([`Graph::wait`], a
+//! [`channel`](crate::channel) or oneshot receive, [`block_on`](crate::block_on)) first
+//! hands those kept tasks to the other runners, so it may wait for a task it released.
+//! A task that blocks in anything else (a `std::sync::Mutex`, `std::sync::mpsc`, a
+//! `Condvar`, I/O) cannot be seen doing so: if what it waits for comes from a task that
+//! its own thread kept, it waits forever. Wait through sumac's primitives, or make the
+//! waiting task depend on the producing one (then it starts only after the other
+//! finished).
 
 mod engine;
 mod error;
