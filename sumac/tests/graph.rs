@@ -960,6 +960,9 @@ fn a_full_graph_refuses_whole_batches_and_takes_tasks_again_once_slots_free() {
         .create_batch((0..2).map(|_| |_: &Task<'_, 'static>| ()))
         .unwrap();
     assert!(graph.create(|_| ()).is_err());
+    // `a`'s first dependency takes the task's own link; two more need two of the one
+    // link the graph allocates.
+    graph.add_dependencies(a, &[bc[0]]).unwrap();
     assert_eq!(
         graph.add_dependencies(a, &[bc[0], bc[1]]),
         Err(TaskError::Full(GraphFull {
@@ -967,16 +970,133 @@ fn a_full_graph_refuses_whole_batches_and_takes_tasks_again_once_slots_free() {
             requested: 2
         }))
     );
-    graph.add_dependencies(a, &[bc[0]]).unwrap();
+    graph.add_dependencies(a, &[bc[1]]).unwrap();
     graph.ready(&[a, bc[0], bc[1]]).unwrap();
     graph.wait_all().unwrap();
-    // Every slot and the link came back.
+    // Every slot and the allocated link came back, and no task's own link joined them.
     let again = graph
         .create_batch((0..3).map(|_| |_: &Task<'_, 'static>| ()))
         .unwrap();
-    graph.add_dependencies(again[0], &[again[1]]).unwrap();
+    assert_eq!(
+        graph.add_dependencies(again[0], &[again[1], again[2], again[1]]),
+        Err(TaskError::Full(GraphFull {
+            capacity: Capacity::Dependencies,
+            requested: 2
+        }))
+    );
+    graph
+        .add_dependencies(again[0], &[again[1], again[2]])
+        .unwrap();
     graph.ready(&again).unwrap();
     graph.wait_all().unwrap();
+}
+
+#[test]
+fn each_task_has_a_link_of_its_own_for_its_first_dependency_in_every_generation() {
+    // No links to allocate: chains of one dependency per task run on the tasks' own links,
+    // round after round in the same slots, through `add_dependencies` and linked batches.
+    let graph = TaskGraph::builder()
+        .max_tasks(67)
+        .max_dependencies(0)
+        .build()
+        .unwrap();
+    let no_link = Err(TaskError::Full(GraphFull {
+        capacity: Capacity::Dependencies,
+        requested: 1,
+    }));
+    for round in 0..4 {
+        let order = Arc::new(Mutex::new(Vec::new()));
+        let record = |k: usize| {
+            let order = Arc::clone(&order);
+            move |_: &Task<'_, 'static>| order.lock().unwrap().push(k)
+        };
+        let ids: Vec<TaskId> = (0..32).map(|k| graph.create(record(k)).unwrap()).collect();
+        for k in 1..32 {
+            graph.add_dependencies(ids[k], &[ids[k - 1]]).unwrap();
+        }
+        assert_eq!(
+            graph.add_dependencies(ids[5], &[ids[0]]),
+            no_link,
+            "a second dependency needs an allocated link (round {round})"
+        );
+        let batch = graph
+            .create_linked_batch(
+                (0..32).map(|k| (record(100 + k), (k > 0).then(|| Before::InBatch(k - 1)))),
+                true,
+            )
+            .unwrap();
+        assert_eq!(batch.len(), 32);
+        graph.ready(&ids).unwrap();
+        graph.wait_all().unwrap();
+        let order = order.lock().unwrap();
+        let chain: Vec<usize> = order.iter().copied().filter(|&k| k < 100).collect();
+        let linked: Vec<usize> = order.iter().copied().filter(|&k| k >= 100).collect();
+        assert_eq!(chain, (0..32).collect::<Vec<_>>());
+        assert_eq!(linked, (100..132).collect::<Vec<_>>());
+        // A batch task with a second dependency needs an allocated link: refused whole.
+        let refused = graph.create_linked_batch(
+            [
+                (record(200), vec![]),
+                (record(201), vec![]),
+                (record(202), vec![Before::InBatch(0), Before::InBatch(1)]),
+            ],
+            true,
+        );
+        assert_eq!(refused.map(|_| ()), no_link);
+        assert_eq!(graph.unfinished(), 0);
+    }
+}
+
+#[test]
+fn adders_racing_for_the_own_link_of_a_task_take_exactly_the_links_they_need() {
+    // Eight threads add one dependency each to the same task at once: one of them gets
+    // the task's own link, the others the graph's seven links, whoever loses the race
+    // for the own link allocates one instead, and none is left over.
+    let pool = stress_pool(4);
+    for _ in 0..50 {
+        let graph = TaskGraph::builder()
+            .max_tasks(16)
+            .max_dependencies(7)
+            .pool(&pool)
+            .build()
+            .unwrap();
+        let done = Arc::new(AtomicUsize::new(0));
+        let befores: Vec<TaskId> = (0..8)
+            .map(|_| {
+                let done = Arc::clone(&done);
+                graph
+                    .create(move |_| {
+                        done.fetch_add(1, Ordering::SeqCst);
+                    })
+                    .unwrap()
+            })
+            .collect();
+        let last = {
+            let done = Arc::clone(&done);
+            graph
+                .create(move |_| assert_eq!(done.load(Ordering::SeqCst), 8))
+                .unwrap()
+        };
+        std::thread::scope(|s| {
+            for &b in &befores {
+                let graph = &graph;
+                s.spawn(move || graph.add_dependencies(last, &[b]).unwrap());
+            }
+        });
+        let spare = graph.create(|_| ()).unwrap();
+        assert_eq!(
+            graph.add_dependencies(spare, &[befores[0], befores[1]]),
+            Err(TaskError::Full(GraphFull {
+                capacity: Capacity::Dependencies,
+                requested: 1
+            })),
+            "every allocated link is in use"
+        );
+        graph.ready(&befores).unwrap();
+        graph.ready(&[last, spare]).unwrap();
+        graph.wait_all().unwrap();
+        assert_eq!(done.load(Ordering::SeqCst), 8);
+    }
 }
 
 #[test]
@@ -1034,14 +1154,17 @@ fn builder_rejects_capacities_out_of_range() {
             .unwrap_err(),
         GraphBuildError::BadChannels { .. }
     ));
+    // No links to allocate: each task still has its own, for its first dependency.
     let graph = TaskGraph::builder().max_dependencies(0).build().unwrap();
     let a = graph.create(|_| ()).unwrap();
     let b = graph.create(|_| ()).unwrap();
+    let c = graph.create(|_| ()).unwrap();
+    graph.add_dependencies(a, &[b]).unwrap();
     assert!(matches!(
-        graph.add_dependencies(a, &[b]),
+        graph.add_dependencies(a, &[c]),
         Err(TaskError::Full(_))
     ));
-    graph.ready(&[a, b]).unwrap();
+    graph.ready(&[a, b, c]).unwrap();
     graph.wait_all().unwrap();
 }
 
@@ -1392,9 +1515,10 @@ fn a_linked_batch_after_outside_tasks_runs_or_is_cancelled_as_they_end() {
 fn a_linked_batch_with_a_bad_dependency_makes_nothing_and_drops_its_closures() {
     let other = TaskGraph::builder().build().unwrap();
     let foreign = other.create(|_| ()).unwrap();
+    // Each task's first dependency takes its own link: the batches below need one more.
     let graph = TaskGraph::builder()
         .max_tasks(4)
-        .max_dependencies(3)
+        .max_dependencies(1)
         .build()
         .unwrap();
     let reusable = graph.create_reusable(|_| ()).unwrap();

@@ -81,7 +81,9 @@
 //! # Memory
 //! Nothing is allocated per task: slots, their link indices and the dependency links are
 //! arrays allocated (zeroed, so mapped lazily) when the graph is built; freed slots and
-//! links go back to lock-free free stacks in batches. A failed one-shot task's slot waits
+//! links go back to lock-free free stacks in batches. Each slot also has a link of its
+//! own, which serves its task's first dependency (`Graph::own_link`): a task with one
+//! dependency, the common case in chains and trees, allocates and frees no link. A failed one-shot task's slot waits
 //! on a stack of its own until `wait_all` reports the failure (or no other slot is left),
 //! so that a dependency added on it later still finds it failed rather than reused.
 //! Runner jobs are allocated per burst of work, not per task.
@@ -98,7 +100,7 @@ use crossbeam_utils::CachePadded;
 use super::error::{Capacity, Failure, GraphBusy, GraphFull, TaskError, WaitError};
 use super::slot::{
     generation_of, Slot, CHANNEL_MASK, CLOSED, COUNT_MASK, FAILED, LINK_MASK, NOT_READIED, NO_LINK,
-    POISONED, REUSABLE,
+    OWN_LINK_TAKEN, POISONED, REUSABLE,
 };
 use super::stack::{Chain, FreeStack, ReadyStack, NIL};
 use super::{Before, Channel, Task, TaskId};
@@ -315,10 +317,15 @@ pub struct Graph<'a> {
     failed_slots: FreeStack,
     /// Slots never used yet start here (allocation bumps it).
     fresh_slots: CachePadded<AtomicU32>,
-    /// Per link: the task it releases.
+    /// Per link: the task it releases. The first `max_links` links are allocated; the
+    /// rest, if any, are the tasks' own links (see [`Graph::own_link`]).
     link_target: Box<[AtomicU32]>,
     /// Per link: the next link on the list or stack it is on.
     link_next: Box<[AtomicU32]>,
+    /// The links allocation hands out (`max_dependencies`).
+    max_links: usize,
+    /// Each slot has a link of its own, `max_links + slot` (when the indices fit).
+    own_links: bool,
     free_links: CachePadded<FreeStack>,
     fresh_links: CachePadded<AtomicU32>,
     /// Pool channels first, then dedicated channels.
@@ -440,7 +447,7 @@ struct LinkedBatch<'g, 'a, 'v> {
 
 impl<'g, 'a, 'v> LinkedBatch<'g, 'a, 'v> {
     /// Links the task at `position` (filled, its id pushed) after `before`; returns how
-    /// many dependencies it has.
+    /// many dependencies it has, with `OWN_LINK_TAKEN` if its own link serves the first.
     fn link(
         &mut self,
         position: u32,
@@ -448,6 +455,8 @@ impl<'g, 'a, 'v> LinkedBatch<'g, 'a, 'v> {
     ) -> Result<u64, TaskError> {
         let graph = self.graph;
         let index = self.ids[self.start + position as usize].index;
+        let mut own = graph.own_link(index as usize);
+        let taken = if own.is_some() { OWN_LINK_TAKEN } else { 0 };
         let mut count = 0u64;
         for b in before {
             match b {
@@ -455,7 +464,10 @@ impl<'g, 'a, 'v> LinkedBatch<'g, 'a, 'v> {
                     if k >= position as usize {
                         return Err(TaskError::NotEarlierInBatch);
                     }
-                    let link = self.take_link()?;
+                    let link = match own.take() {
+                        Some(link) => link,
+                        None => self.take_link()?,
+                    };
                     let earlier = &graph.slots[self.ids[self.start + k].index as usize];
                     // Nobody else can reach a slot of the batch before it is published.
                     let head = earlier.dependents.load(Ordering::Relaxed);
@@ -468,7 +480,10 @@ impl<'g, 'a, 'v> LinkedBatch<'g, 'a, 'v> {
                 }
                 Before::Task(id) => {
                     graph.check_dependency(id, 0)?;
-                    let link = self.take_link()?;
+                    let link = match own.take() {
+                        Some(link) => link,
+                        None => self.take_link()?,
+                    };
                     self.outside.push((position, id, link));
                 }
             }
@@ -477,7 +492,7 @@ impl<'g, 'a, 'v> LinkedBatch<'g, 'a, 'v> {
                 return Err(TaskError::TooManyDependencies);
             }
         }
-        Ok(count)
+        Ok(if count > 0 { count | taken } else { 0 })
     }
 
     /// One link of the batch's allocation, allocating more (in groups) when none is left.
@@ -512,14 +527,18 @@ impl Drop for LinkedBatch<'_, '_, '_> {
         let graph = self.graph;
         let mut links = self.spare_links;
         for &(.., link) in &self.outside {
-            links.push_front(&graph.link_next, link);
+            if !graph.is_own_link(link) {
+                links.push_front(&graph.link_next, link);
+            }
         }
         for id in self.ids.drain(self.start..) {
             let slot = &graph.slots[id.index as usize];
             let mut link = slot.dependents.load(Ordering::Relaxed) & LINK_MASK;
             while link != NO_LINK {
                 let after = graph.link_next[link as usize].load(Ordering::Relaxed) as u64;
-                links.push_front(&graph.link_next, link as u32);
+                if !graph.is_own_link(link as u32) {
+                    links.push_front(&graph.link_next, link as u32);
+                }
                 link = after;
             }
             // The old word, without the count the batch kept in it.
@@ -548,6 +567,12 @@ enum Linked {
 impl<'a> Graph<'a> {
     pub(crate) fn new(config: Config) -> Arc<Graph<'a>> {
         let channels = config.pool_channels + config.dedicated_channels;
+        // Every link index must stay below `NO_LINK`.
+        let own_links = if config.max_dependencies + config.max_tasks <= NO_LINK as usize {
+            config.max_tasks
+        } else {
+            0
+        };
         Arc::new_cyclic(|this| Graph {
             this: Weak::clone(this),
             serial: NEXT_SERIAL.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
@@ -556,8 +581,10 @@ impl<'a> Graph<'a> {
             free_slots: CachePadded::new(FreeStack::new()),
             failed_slots: FreeStack::new(),
             fresh_slots: CachePadded::new(AtomicU32::new(0)),
-            link_target: atomic_array(config.max_dependencies),
-            link_next: atomic_array(config.max_dependencies),
+            link_target: atomic_array(config.max_dependencies + own_links),
+            link_next: atomic_array(config.max_dependencies + own_links),
+            max_links: config.max_dependencies,
+            own_links: own_links != 0,
             free_links: CachePadded::new(FreeStack::new()),
             fresh_links: CachePadded::new(AtomicU32::new(0)),
             channels: (0..channels)
@@ -628,7 +655,7 @@ impl<'a> Graph<'a> {
 
     /// The number of dependency links.
     pub fn max_dependencies(&self) -> usize {
-        self.link_target.len()
+        self.max_links
     }
 
     /// Tasks created and not yet finished (a snapshot; finished tasks are counted in
@@ -777,10 +804,27 @@ impl<'a> Graph<'a> {
             &self.free_links,
             &self.fresh_links,
             None,
-            &self.link_next,
+            &self.link_next[..self.max_links],
             n,
             Capacity::Dependencies,
         )
+    }
+
+    /// The link of its own that the task in slot `index` uses for its first dependency
+    /// (if the graph's link indices have room for one per slot). It is never allocated
+    /// or freed: `OWN_LINK_TAKEN` in the task's `pending` word says whether it is taken,
+    /// and a new task in the slot starts with it free. Nobody else can use it, and it
+    /// leaves the list it is on before the task finishes (or before a failed batch's
+    /// slot goes back), so it is on no list when the slot is reused.
+    #[inline]
+    fn own_link(&self, index: usize) -> Option<u32> {
+        self.own_links.then(|| (self.max_links + index) as u32)
+    }
+
+    /// Whether `link` is a task's own link, which goes back to no free stack.
+    #[inline]
+    fn is_own_link(&self, link: u32) -> bool {
+        link as usize >= self.max_links
     }
 
     // -----------------------------------------------------------------------------------
@@ -1142,9 +1186,10 @@ impl<'a> Graph<'a> {
             let id = self.fill_slot(index, channel, false, |slot| unsafe { slot.put_once(f) });
             batch.ids.push(id);
             let count = batch.link(made, before)?;
-            // Until the batch is published the count waits in the low bits of the slot's
-            // old `pending` word: its generation is the old one and `NOT_READIED` is
-            // clear, so to every other thread the slot still holds a finished task.
+            // Until the batch is published the count (and `OWN_LINK_TAKEN`) waits in the
+            // low bits of the slot's old `pending` word: its generation is the old one and
+            // `NOT_READIED` is clear, so to every other thread the slot still holds a
+            // finished task.
             let pending = &self.slots[index as usize].pending;
             let old = pending.load(Ordering::Relaxed) & !(u32::MAX as u64);
             pending.store(old | count, Ordering::Relaxed);
@@ -1163,13 +1208,14 @@ impl<'a> Graph<'a> {
         let flags = if ready { 0 } else { NOT_READIED };
         for &id in &ids[start..] {
             let slot = &self.slots[id.index as usize];
-            let count = slot.pending.load(Ordering::Relaxed) & COUNT_MASK;
+            let low = slot.pending.load(Ordering::Relaxed) & (COUNT_MASK | OWN_LINK_TAKEN);
+            let count = low & COUNT_MASK;
             // Release: whoever sees this word sees the closure and the links. Nothing of
             // the batch runs before `publish` below, so every word is set before any
             // task of the batch can release another; a task's count covers its links to
             // outside tasks, pushed below, so none runs before they are pushed or undone.
             slot.pending.store(
-                ((id.generation as u64) << 32) | flags | count,
+                ((id.generation as u64) << 32) | flags | low,
                 Ordering::Release,
             );
             if ready && count == 0 {
@@ -1180,7 +1226,9 @@ impl<'a> Graph<'a> {
             let index = ids[start + position as usize].index;
             self.link_target[link as usize].store(index, Ordering::Relaxed);
             if let Linked::Finished { failed } = self.push_dependent(before, link) {
-                local.free_links.push_front(&self.link_next, link);
+                if !self.is_own_link(link) {
+                    local.free_links.push_front(&self.link_next, link);
+                }
                 self.release(index as usize, 1, failed, &mut local);
             }
         }
@@ -1235,8 +1283,15 @@ impl<'a> Graph<'a> {
             return self.check_open(task).map(|_| ());
         }
         let k = before.len() as u64;
-        let links = self.allocate_links(before.len())?;
         let mut pending = slot.pending.load(Ordering::Relaxed);
+        // The task's own link serves its first dependency while it is free.
+        let mut own = self
+            .own_link(index)
+            .filter(|_| pending & OWN_LINK_TAKEN == 0);
+        let mut links = match before.len() - usize::from(own.is_some()) {
+            0 => Chain::EMPTY,
+            n => self.allocate_links(n)?,
+        };
         loop {
             let refusal = if generation_of(pending) != task.generation {
                 Some(TaskError::Finished)
@@ -1250,12 +1305,29 @@ impl<'a> Graph<'a> {
                 None
             };
             if let Some(error) = refusal {
-                self.free_links.push(&self.link_next, links);
+                if !links.is_empty() {
+                    self.free_links.push(&self.link_next, links);
+                }
                 return Err(error);
             }
+            if own.is_some() && pending & OWN_LINK_TAKEN != 0 {
+                // Another call took the own link meanwhile: allocate one more instead.
+                match self.allocate_links(1) {
+                    Ok(one) => links.push_back(&self.link_next, one.first),
+                    Err(full) => {
+                        if !links.is_empty() {
+                            self.free_links.push(&self.link_next, links);
+                        }
+                        return Err(full.into());
+                    }
+                }
+                own = None;
+                continue;
+            }
+            let taken = if own.is_some() { OWN_LINK_TAKEN } else { 0 };
             match slot.pending.compare_exchange_weak(
                 pending,
-                pending + k,
+                (pending + k) | taken,
                 Ordering::AcqRel,
                 Ordering::Relaxed,
             ) {
@@ -1266,19 +1338,24 @@ impl<'a> Graph<'a> {
         let mut unused = Chain::EMPTY;
         let mut undo = 0u64;
         let mut poison = false;
-        let mut link = links.first;
+        let mut pooled = links.first;
         for &b in before {
-            let after = self.link_next[link as usize].load(Ordering::Relaxed);
+            let link = own.take().unwrap_or_else(|| {
+                let link = pooled;
+                pooled = self.link_next[link as usize].load(Ordering::Relaxed);
+                link
+            });
             self.link_target[link as usize].store(task.index, Ordering::Relaxed);
             match self.push_dependent(b, link) {
                 Linked::Yes => {}
                 Linked::Finished { failed } => {
                     undo += 1;
                     poison |= failed;
-                    unused.push_back(&self.link_next, link);
+                    if !self.is_own_link(link) {
+                        unused.push_back(&self.link_next, link);
+                    }
                 }
             }
-            link = after;
         }
         if !unused.is_empty() {
             self.free_links.push(&self.link_next, unused);
@@ -1930,7 +2007,7 @@ impl<'a> Graph<'a> {
             let at = link as usize;
             let target = self.link_target[at].load(Ordering::Relaxed);
             let after = self.link_next[at].load(Ordering::Relaxed) as u64;
-            if !reusable {
+            if !reusable && !self.is_own_link(link as u32) {
                 local.free_links.push_front(&self.link_next, link as u32);
             }
             self.release(target as usize, 1, failed, local);
@@ -2442,8 +2519,8 @@ impl<'a> Graph<'a> {
             |index: usize| self.slots[index].meta.load(Ordering::Relaxed) & REUSABLE != 0;
         for index in (0..used).filter(|&i| reusable(i)) {
             let pending = &self.slots[index].pending;
-            let generation = pending.load(Ordering::Acquire) & !(u32::MAX as u64);
-            pending.store(generation, Ordering::Relaxed);
+            let kept = pending.load(Ordering::Acquire) & (!(u32::MAX as u64) | OWN_LINK_TAKEN);
+            pending.store(kept, Ordering::Relaxed);
         }
         for index in (0..used).filter(|&i| reusable(i)) {
             let mut link = self.slots[index].dependents.load(Ordering::Acquire) & LINK_MASK;

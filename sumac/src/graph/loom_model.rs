@@ -326,3 +326,54 @@ fn loom_graph_a_linked_batch_depends_on_a_task_that_is_finishing() {
         assert_eq!(graph.unfinished(), 0);
     });
 }
+
+/// Two threads add a dependency each to the same task at once, on a graph with one link
+/// to allocate: one takes the task's own link and the other the allocated one, whoever
+/// wins the race for the own link (the loser allocates instead). Both succeed, no link
+/// is left to allocate, and the task runs once, after both dependencies, seeing what
+/// they wrote.
+#[test]
+fn loom_graph_two_adders_race_for_the_own_link_of_a_task() {
+    use super::TaskError;
+    model(3, || {
+        let (graph, requests) = graph(4, 1, 1);
+        let left = Shared::new();
+        let right = Shared::new();
+        let joined = Arc::new(AtomicUsize::new(0));
+        let stop = Arc::new(AtomicBool::new(false));
+        let a = {
+            let left = left.clone();
+            graph.create(move |_| left.set(1)).unwrap()
+        };
+        let b = {
+            let right = right.clone();
+            graph.create(move |_| right.set(2)).unwrap()
+        };
+        let c = {
+            let (left, right, joined) = (left.clone(), right.clone(), joined.clone());
+            graph
+                .create(move |_| {
+                    assert_eq!(left.get() + right.get(), 3);
+                    joined.fetch_add(1, Ordering::SeqCst);
+                })
+                .unwrap()
+        };
+        let adder = {
+            let graph = graph.clone();
+            thread::spawn(move || graph.add_dependencies(c, &[a]).unwrap())
+        };
+        graph.add_dependencies(c, &[b]).unwrap();
+        adder.join().unwrap();
+        // `d`'s own link serves `a`; `b` would need the allocated link, which `c` holds.
+        let d = graph.create(|_| ()).unwrap();
+        assert!(matches!(
+            graph.add_dependencies(d, &[a, b]),
+            Err(TaskError::Full(_))
+        ));
+        graph.ready(&[c, a, b, d]).unwrap();
+        stop.store(true, Ordering::SeqCst);
+        serve(&graph, &requests, &stop);
+        assert_eq!(joined.load(Ordering::SeqCst), 1);
+        assert_eq!(graph.unfinished(), 0);
+    });
+}

@@ -249,7 +249,11 @@ impl<'p> TaskGraphBuilder<'p> {
     }
 
     /// Dependency links (default [`DEFAULT_MAX_DEPENDENCIES`]; up to
-    /// [`MAX_DEPENDENCIES`]): one per dependency not yet released (8 bytes each).
+    /// [`MAX_DEPENDENCIES`]): one per dependency not yet released (8 bytes each), beyond
+    /// each task's first. A task's first dependency uses a link of the task's own, so a
+    /// chain or a tree needs none of these (8 more bytes per task slot; when
+    /// `max_tasks + max_dependencies` exceeds 2^30 - 1, tasks have no link of their own
+    /// and every dependency takes one of these).
     pub fn max_dependencies(mut self, n: usize) -> Self {
         self.max_dependencies = n;
         self

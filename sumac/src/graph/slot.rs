@@ -6,10 +6,12 @@
 //! allocation for that task) and the box lives inline.
 //!
 //! # The two atomic words
-//! * `pending`: `generation << 32 | NOT_READIED | POISONED | unfinished dependencies`.
-//!   A task may run once the low bits reach zero: it was readied (`NOT_READIED` cleared)
-//!   and every dependency finished. Whoever makes them zero owns the run. `POISONED`
-//!   says a dependency failed or the task was cancelled: it is finished without running.
+//! * `pending`: `generation << 32 | NOT_READIED | POISONED | OWN_LINK_TAKEN | unfinished
+//!   dependencies`. A task may run once `NOT_READIED` and the count are zero: it was
+//!   readied and every dependency finished. Whoever makes them zero owns the run.
+//!   `POISONED` says a dependency failed or the task was cancelled: it is finished
+//!   without running. `OWN_LINK_TAKEN` says the task's own dependency link is taken for
+//!   this generation (set in the same compare-and-swap that counts the dependency).
 //! * `dependents`: `generation << 32 | CLOSED | FAILED | first link`: the tasks waiting
 //!   for this one, as a list of links. Finishing the task sets `CLOSED` (and `FAILED`)
 //!   with one read-modify-write that also takes the list; a dependency pushed later
@@ -33,7 +35,9 @@ const INLINE_WORDS: usize = INLINE_BYTES / mem::size_of::<usize>();
 
 pub(crate) const NOT_READIED: u64 = 1 << 31;
 pub(crate) const POISONED: u64 = 1 << 30;
-pub(crate) const COUNT_MASK: u64 = POISONED - 1;
+/// The task's own dependency link is taken (see `Graph::own_link`).
+pub(crate) const OWN_LINK_TAKEN: u64 = 1 << 29;
+pub(crate) const COUNT_MASK: u64 = OWN_LINK_TAKEN - 1;
 
 pub(crate) const CLOSED: u64 = 1 << 31;
 pub(crate) const FAILED: u64 = 1 << 30;
