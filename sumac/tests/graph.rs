@@ -1060,17 +1060,7 @@ fn adders_racing_for_the_own_link_of_a_task_take_exactly_the_links_they_need() {
             .pool(&pool)
             .build()
             .unwrap();
-        let done = Arc::new(AtomicUsize::new(0));
-        let befores: Vec<TaskId> = (0..8)
-            .map(|_| {
-                let done = Arc::clone(&done);
-                graph
-                    .create(move |_| {
-                        done.fetch_add(1, Ordering::SeqCst);
-                    })
-                    .unwrap()
-            })
-            .collect();
+        let (befores, done) = counting_tasks(&graph, 8);
         let last = {
             let done = Arc::clone(&done);
             graph
@@ -1932,11 +1922,10 @@ fn a_graph_that_outlives_its_pool_runs_its_tasks_and_drops_without_hanging() {
     });
 }
 
-/// Five siblings that count in `done` and a waiter that waits for each of them, none
-/// linked or readied yet: `(siblings, waiter, done)`.
-fn siblings_and_their_waiter(graph: &TaskGraph<'_>) -> (Vec<TaskId>, TaskId, Arc<AtomicUsize>) {
+/// `n` tasks, none linked or readied yet, that each add one to the returned counter.
+fn counting_tasks(graph: &TaskGraph<'_>, n: usize) -> (Vec<TaskId>, Arc<AtomicUsize>) {
     let done = Arc::new(AtomicUsize::new(0));
-    let siblings: Vec<TaskId> = (0..5)
+    let ids = (0..n)
         .map(|_| {
             let done = Arc::clone(&done);
             graph
@@ -1946,6 +1935,13 @@ fn siblings_and_their_waiter(graph: &TaskGraph<'_>) -> (Vec<TaskId>, TaskId, Arc
                 .unwrap()
         })
         .collect();
+    (ids, done)
+}
+
+/// Five siblings that count in `done` and a waiter that waits for each of them, none
+/// linked or readied yet: `(siblings, waiter, done)`.
+fn siblings_and_their_waiter(graph: &TaskGraph<'_>) -> (Vec<TaskId>, TaskId, Arc<AtomicUsize>) {
+    let (siblings, done) = counting_tasks(graph, 5);
     let waits_for = siblings.clone();
     let waiter = graph
         .create(move |t| {

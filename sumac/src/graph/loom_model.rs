@@ -20,6 +20,7 @@ use loom::sync::Arc;
 use loom::thread;
 
 use super::engine::{Config, Executor, Graph};
+use super::TaskId;
 
 /// A cell that tasks on different model threads write and read; loom reports any access
 /// not ordered by a happens-before edge.
@@ -105,6 +106,32 @@ fn serve(graph: &Graph<'static>, requests: &AtomicUsize, stop: &AtomicBool) {
     }
 }
 
+/// Tasks `a` and `b`, which write 1 and 2 into two cells, and `c`, which checks that it
+/// sees both writes and counts its runs in the returned counter: `(a, b, c, runs)`.
+fn two_writers_and_a_reader(graph: &Graph<'static>) -> (TaskId, TaskId, TaskId, Arc<AtomicUsize>) {
+    let left = Shared::new();
+    let right = Shared::new();
+    let runs = Arc::new(AtomicUsize::new(0));
+    let a = {
+        let left = left.clone();
+        graph.create(move |_| left.set(1)).unwrap()
+    };
+    let b = {
+        let right = right.clone();
+        graph.create(move |_| right.set(2)).unwrap()
+    };
+    let c = {
+        let runs = runs.clone();
+        graph
+            .create(move |_| {
+                assert_eq!(left.get() + right.get(), 3);
+                runs.fetch_add(1, Ordering::SeqCst);
+            })
+            .unwrap()
+    };
+    (a, b, c, runs)
+}
+
 /// A producer readies `tasks` tasks one after the other on a graph of one runner, served
 /// by one model thread: each must run exactly once.
 fn readies_one_by_one(tasks: usize) {
@@ -155,28 +182,8 @@ fn loom_graph_a_push_that_finds_the_runner_notified_is_not_stranded() {
 fn loom_graph_a_task_runs_once_after_all_its_dependencies() {
     model(3, || {
         let (graph, requests) = graph(4, 2, 2);
-        let left = Shared::new();
-        let right = Shared::new();
-        let joined = Arc::new(AtomicUsize::new(0));
         let stop = Arc::new(AtomicBool::new(false));
-        let a = {
-            let left = left.clone();
-            graph.create(move |_| left.set(1)).unwrap()
-        };
-        let b = {
-            let right = right.clone();
-            graph.create(move |_| right.set(2)).unwrap()
-        };
-        let c = {
-            let (left, right, joined) = (left.clone(), right.clone(), joined.clone());
-            graph
-                .create(move |_| {
-                    let sum = left.get() + right.get();
-                    assert_eq!(sum, 3);
-                    joined.fetch_add(1, Ordering::SeqCst);
-                })
-                .unwrap()
-        };
+        let (a, b, c, joined) = two_writers_and_a_reader(&graph);
         graph.add_dependencies(c, &[a, b]).unwrap();
         graph.ready(&[c, a, b]).unwrap();
         stop.store(true, Ordering::SeqCst);
@@ -337,27 +344,8 @@ fn loom_graph_two_adders_race_for_the_own_link_of_a_task() {
     use super::TaskError;
     model(3, || {
         let (graph, requests) = graph(4, 1, 1);
-        let left = Shared::new();
-        let right = Shared::new();
-        let joined = Arc::new(AtomicUsize::new(0));
         let stop = Arc::new(AtomicBool::new(false));
-        let a = {
-            let left = left.clone();
-            graph.create(move |_| left.set(1)).unwrap()
-        };
-        let b = {
-            let right = right.clone();
-            graph.create(move |_| right.set(2)).unwrap()
-        };
-        let c = {
-            let (left, right, joined) = (left.clone(), right.clone(), joined.clone());
-            graph
-                .create(move |_| {
-                    assert_eq!(left.get() + right.get(), 3);
-                    joined.fetch_add(1, Ordering::SeqCst);
-                })
-                .unwrap()
-        };
+        let (a, b, c, joined) = two_writers_and_a_reader(&graph);
         let adder = {
             let graph = graph.clone();
             thread::spawn(move || graph.add_dependencies(c, &[a]).unwrap())
