@@ -83,9 +83,10 @@
 //! arrays allocated (zeroed, so mapped lazily) when the graph is built; freed slots and
 //! links go back to lock-free free stacks in batches. Each slot also has a link of its
 //! own, which serves its task's first dependency (`Graph::own_link`): a task with one
-//! dependency, the common case in chains and trees, allocates and frees no link. A failed one-shot task's slot waits
-//! on a stack of its own until `wait_all` reports the failure (or no other slot is left),
-//! so that a dependency added on it later still finds it failed rather than reused.
+//! dependency, the common case in chains and trees, allocates and frees no link. A
+//! failed one-shot task's slot waits on a stack of its own until `wait_all` reports the
+//! failure (or no other slot is left), so that a dependency added on it later still
+//! finds it failed rather than reused.
 //! Runner jobs are allocated per burst of work, not per task.
 
 use std::cell::Cell;
