@@ -325,8 +325,6 @@ pub struct Graph<'a> {
     link_next: Box<[AtomicU32]>,
     /// The links allocation hands out (`max_dependencies`).
     max_links: usize,
-    /// Each slot has a link of its own, `max_links + slot` (when the indices fit).
-    own_links: bool,
     free_links: CachePadded<FreeStack>,
     fresh_links: CachePadded<AtomicU32>,
     /// Pool channels first, then dedicated channels.
@@ -585,7 +583,6 @@ impl<'a> Graph<'a> {
             link_target: atomic_array(config.max_dependencies + own_links),
             link_next: atomic_array(config.max_dependencies + own_links),
             max_links: config.max_dependencies,
-            own_links: own_links != 0,
             free_links: CachePadded::new(FreeStack::new()),
             fresh_links: CachePadded::new(AtomicU32::new(0)),
             channels: (0..channels)
@@ -819,7 +816,7 @@ impl<'a> Graph<'a> {
     /// slot goes back), so it is on no list when the slot is reused.
     #[inline]
     fn own_link(&self, index: usize) -> Option<u32> {
-        self.own_links.then(|| (self.max_links + index) as u32)
+        (self.link_target.len() > self.max_links).then(|| (self.max_links + index) as u32)
     }
 
     /// Whether `link` is a task's own link, which goes back to no free stack.
