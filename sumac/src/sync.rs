@@ -3,7 +3,7 @@
 //! The hand-off protocol (the queues, their sleep/wake logic, the latches, the pool's
 //! live count and guest seats), the workers' threads, thread-locals and clock, the
 //! published best position of ordered searches (`iter::find::Best`) and the task
-//! graph's slots, ready stacks and runner count (`graph`) go through this module, so
+//! graph's slots, ready queues and runner count (`graph`) go through this module, so
 //! that `cargo test --cfg loom` runs the production `Registry` and `WorkerThread` and
 //! explores their interleavings. Worker-local state uses plain `Cell`s and never needs
 //! it; plain counters and hints that hand nothing off (statistics, heartbeat flags)

@@ -86,7 +86,8 @@
 //! dependency, the common case in chains and trees, allocates and frees no link. A
 //! failed one-shot task's slot waits on a stack of its own until `wait_all` reports the
 //! failure (or no other slot is left), so that a dependency added on it later still
-//! finds it failed rather than reused.
+//! finds it failed rather than reused. Each channel's ready queue (`ready`) is a ring of
+//! at least as many cells as there are slots, zeroed too, so it never fills.
 //! Runner jobs are allocated per burst of work, not per task.
 
 use std::cell::Cell;
@@ -99,11 +100,12 @@ use std::sync::{Arc, Weak};
 use crossbeam_utils::CachePadded;
 
 use super::error::{Capacity, Failure, GraphBusy, GraphFull, TaskError, WaitError};
+use super::ready::{ring_cells, ReadyQueue};
 use super::slot::{
     generation_of, Slot, CHANNEL_MASK, CLOSED, COUNT_MASK, FAILED, LINK_MASK, NOT_READIED, NO_LINK,
     OWN_LINK_TAKEN, POISONED, REUSABLE,
 };
-use super::stack::{Chain, FreeStack, ReadyStack, NIL};
+use super::stack::{Chain, FreeStack, NIL};
 use super::{Before, Channel, Task, TaskId};
 use crate::job::PanicPayload;
 use crate::park::{self, Unparker};
@@ -328,7 +330,7 @@ pub struct Graph<'a> {
     free_links: CachePadded<FreeStack>,
     fresh_links: CachePadded<AtomicU32>,
     /// Pool channels first, then dedicated channels.
-    channels: Box<[CachePadded<ReadyStack>]>,
+    channels: Box<[ReadyQueue]>,
     pool_channels: usize,
     /// `runners * RUNNER | NOTIFIED`.
     sched: CachePadded<AtomicUsize>,
@@ -586,7 +588,7 @@ impl<'a> Graph<'a> {
             free_links: CachePadded::new(FreeStack::new()),
             fresh_links: CachePadded::new(AtomicU32::new(0)),
             channels: (0..channels)
-                .map(|_| CachePadded::new(ReadyStack::new()))
+                .map(|_| ReadyQueue::new(atomic_array(ring_cells(config.max_tasks))))
                 .collect(),
             pool_channels: config.pool_channels,
             sched: CachePadded::new(AtomicUsize::new(0)),
@@ -1588,9 +1590,12 @@ impl<'a> Graph<'a> {
     fn publish_released(&self, local: &mut Local) {
         for at in 0..local.released_len {
             let (channel, chain) = local.released[at];
-            let was_empty = self.channels[channel as usize].push(&self.next, chain);
+            let queue = &self.channels[channel as usize];
+            let start = queue.push(&self.next, chain);
             if self.is_pool_channel(channel as usize) {
-                self.wake_runners(channel as usize, !was_empty);
+                // Whether others' tasks wait too matters only to a graph of several runners.
+                let backlog = self.max_runners > 1 && queue.held_before(start);
+                self.wake_runners(channel as usize, backlog);
             } else {
                 self.wake_waiters_if_any();
             }
@@ -1917,18 +1922,10 @@ impl<'a> Graph<'a> {
         0
     }
 
-    /// Takes up to `batch.len()` ready tasks from `channel`, giving the rest back.
+    /// Takes up to `batch.len()` of the oldest ready tasks of `channel`.
     fn take_from(&self, channel: usize, batch: &mut [u32]) -> usize {
-        let stack = &self.channels[channel];
-        let mut at = stack.take_all();
-        let mut taken = 0;
-        while at != NIL && taken < batch.len() {
-            batch[taken] = at;
-            taken += 1;
-            at = self.next[at as usize].load(Ordering::Relaxed);
-        }
-        if at != NIL {
-            stack.give_back(&self.next, at);
+        let (taken, more) = self.channels[channel].take(&self.next, batch);
+        if more {
             if self.is_pool_channel(channel) {
                 self.wake_runners(channel, true);
             } else {

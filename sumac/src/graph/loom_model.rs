@@ -1,7 +1,7 @@
 //! Loom models of the task graph's hand-offs, on the production code: the graph is built
 //! with [`Executor::Model`], which counts runner requests instead of pushing pool jobs,
 //! and model threads serve those requests by calling the production
-//! [`Graph::run_runner`]. Everything else (ready stacks, `sched`, the pending counts, the
+//! [`Graph::run_runner`]. Everything else (ready queues, `sched`, the pending counts, the
 //! dependents lists, the free stacks) is the code that runs in the pool.
 //!
 //! Run with
@@ -364,4 +364,95 @@ fn loom_graph_two_adders_race_for_the_own_link_of_a_task() {
         assert_eq!(joined.load(Ordering::SeqCst), 1);
         assert_eq!(graph.unfinished(), 0);
     });
+}
+
+/// A ring of two cells (the fewest for two slot indices): a pusher pushes indices 0 and
+/// 1 (one after the other, or as one chain) while two takers try once each to take one,
+/// and a taker that got one pushes it again (its slot reused), so that later pushes (and
+/// the rest of a chain put back) wrap onto a cell the other taker may still be reading.
+/// Every index pushed is taken exactly once (what is left after the threads end is taken
+/// then), and its taker sees what the pusher wrote before pushing.
+fn ready_queue_wraps(as_one_chain: bool) {
+    use super::ready::ReadyQueue;
+    use super::stack::{Chain, NIL};
+    use crate::sync::AtomicU32;
+
+    type Written = [Arc<Shared>; 2];
+
+    fn push_one(queue: &ReadyQueue, next: &[AtomicU32], index: u32) {
+        let mut chain = Chain::EMPTY;
+        chain.push_back(next, index);
+        queue.push(next, chain);
+    }
+
+    /// Takes at most one index; returns it with what its pusher wrote.
+    fn take_one(queue: &ReadyQueue, next: &[AtomicU32], written: &Written) -> Option<(u32, u32)> {
+        let mut batch = [NIL; 1];
+        (queue.take(next, &mut batch).0 == 1).then(|| (batch[0], written[batch[0] as usize].get()))
+    }
+
+    /// Takes one index if it can and pushes it again after writing 2 for it.
+    fn take_and_reuse(
+        queue: &ReadyQueue,
+        next: &[AtomicU32],
+        written: &Written,
+    ) -> Vec<(u32, u32)> {
+        let taken: Vec<_> = take_one(queue, next, written).into_iter().collect();
+        for &(index, _) in &taken {
+            written[index as usize].set(2);
+            push_one(queue, next, index);
+        }
+        taken
+    }
+
+    model(3, move || {
+        let next: Arc<[AtomicU32; 2]> = Arc::new([AtomicU32::new(NIL), AtomicU32::new(NIL)]);
+        let queue = Arc::new(ReadyQueue::new((0..2).map(|_| AtomicU32::new(0)).collect()));
+        let written: Written = [Shared::new(), Shared::new()];
+        let pusher = {
+            let (next, queue, written) = (next.clone(), queue.clone(), written.clone());
+            thread::spawn(move || {
+                if as_one_chain {
+                    let mut chain = Chain::EMPTY;
+                    for index in 0..2 {
+                        written[index as usize].set(1);
+                        chain.push_back(&next[..], index);
+                    }
+                    queue.push(&next[..], chain);
+                } else {
+                    for index in 0..2 {
+                        written[index as usize].set(1);
+                        push_one(&queue, &next[..], index);
+                    }
+                }
+            })
+        };
+        let other = {
+            let (next, queue, written) = (next.clone(), queue.clone(), written.clone());
+            thread::spawn(move || take_and_reuse(&queue, &next[..], &written))
+        };
+        let mut taken = take_and_reuse(&queue, &next[..], &written);
+        pusher.join().unwrap();
+        taken.extend(other.join().unwrap());
+        // One more push for each index taken so far.
+        let mut expected = vec![(0, 1), (1, 1)];
+        expected.extend(taken.iter().map(|&(index, _)| (index, 2)));
+        while let Some(left) = take_one(&queue, &next[..], &written) {
+            taken.push(left);
+        }
+        taken.sort_unstable();
+        expected.sort_unstable();
+        assert_eq!(taken, expected);
+        assert!(queue.looks_empty());
+    });
+}
+
+#[test]
+fn loom_graph_ready_queue_pushes_wrap_onto_cells_their_takers_read() {
+    ready_queue_wraps(false);
+}
+
+#[test]
+fn loom_graph_ready_queue_puts_back_the_rest_of_a_chain_behind_newer_pushes() {
+    ready_queue_wraps(true);
 }

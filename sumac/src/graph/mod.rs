@@ -46,8 +46,9 @@
 //! Ready tasks of *pool channels* run on the pool's workers: a few runner jobs per burst
 //! of work take them in batches (a task costs a few atomic operations, not a pool job),
 //! and inside a task `join`, `scope` and parallel iterators work on the same pool. Each
-//! pool channel is a separate ready stack (producers on separate channels do not contend;
-//! runners take from their own channel first and from the others when it is empty). A
+//! pool channel is a separate ready queue, oldest chain of tasks first (producers on
+//! separate channels do not contend; runners take from their own channel first and from
+//! the others when it is empty). A
 //! caller inside one of the pool's calls (`install`, say) that waits for the graph runs
 //! its ready tasks meanwhile, as a worker would. Tasks of *dedicated channels* run only on threads that ask for them
 //! ([`Graph::execute_one`], [`Graph::run_channel`], [`Graph::wait_all_serving`]): for
@@ -80,6 +81,7 @@
 
 mod engine;
 mod error;
+mod ready;
 mod slot;
 mod stack;
 
@@ -242,7 +244,8 @@ impl Default for TaskGraphBuilder<'_> {
 
 impl<'p> TaskGraphBuilder<'p> {
     /// Task slots (default [`DEFAULT_MAX_TASKS`]; 1 to [`MAX_TASKS`]). The memory is
-    /// reserved at build time (64 bytes per slot) and touched only as slots are used.
+    /// reserved at build time (about 76 bytes per slot, and up to 8 more per slot for each
+    /// channel's ready queue) and touched only as slots are used.
     pub fn max_tasks(mut self, n: usize) -> Self {
         self.max_tasks = n;
         self
@@ -260,7 +263,7 @@ impl<'p> TaskGraphBuilder<'p> {
     }
 
     /// Pool channels (default 1): ready tasks of every pool channel run on the pool's
-    /// workers; separate channels keep producers from contending on one ready stack.
+    /// workers; separate channels keep producers from contending on one ready queue.
     pub fn channels(mut self, n: usize) -> Self {
         self.channels = n;
         self

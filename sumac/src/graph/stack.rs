@@ -1,18 +1,15 @@
-//! Lock-free stacks of slot indices, linked through an index array that lives beside the
-//! slots (`next[i]` is the index after `i`), so that no stack ever allocates.
+//! A lock-free stack of free indices, linked through an index array that lives beside
+//! the slots (`next[i]` is the index after `i`), so that it never allocates, and the
+//! chains of indices that threads collect privately before pushing them in one go.
 //!
-//! * [`ReadyStack`]: the tasks of one channel that may run now. Producers push whole
-//!   chains with one compare-and-swap; takers swap the whole stack out (`take_all`), so
-//!   a pop never reads a link another thread may be rewriting and needs no ABA tag. A
-//!   taker that got more than it wants gives the rest back ([`ReadyStack::give_back`]).
-//! * [`FreeStack`]: free slots (or free dependency links). Allocation pops a run of up
-//!   to `n` with one compare-and-swap on a head tagged with a pop counter, so a head
-//!   that was popped and pushed again between a reader's load and its swap (ABA) fails
-//!   the swap. The links a popper walks before its swap may be rewritten under it by a
-//!   concurrent pop and push: they are atomics, each read is bounds-checked, and the
-//!   tagged swap then fails, so a torn walk is retried, never trusted.
+//! [`FreeStack`] holds free slots (or free dependency links). Allocation pops a run of up
+//! to `n` with one compare-and-swap on a head tagged with a pop counter, so a head that
+//! was popped and pushed again between a reader's load and its swap (ABA) fails the
+//! swap. The links a popper walks before its swap may be rewritten under it by a
+//! concurrent pop and push: they are atomics, each read is bounds-checked, and the
+//! tagged swap then fails, so a torn walk is retried, never trusted.
 //!
-//! Invariant of both: an index is on at most one stack at a time, and only the thread
+//! Invariant: an index is on at most one stack or chain at a time, and only the thread
 //! that removed it from a stack writes its link before pushing it again.
 
 use std::sync::atomic::Ordering;
@@ -66,90 +63,6 @@ impl Chain {
         }
         self.first = index;
         self.count += 1;
-    }
-}
-
-/// The ready tasks of one channel (see the module documentation).
-pub(crate) struct ReadyStack {
-    head: AtomicU32,
-}
-
-impl ReadyStack {
-    pub(crate) fn new() -> ReadyStack {
-        ReadyStack {
-            head: AtomicU32::new(NIL),
-        }
-    }
-
-    /// Whether the stack looks empty (a hint: it may change at once).
-    #[inline]
-    pub(crate) fn looks_empty(&self) -> bool {
-        self.head.load(Ordering::Acquire) == NIL
-    }
-
-    /// Pushes `chain` (non-empty, owned by the caller) with one compare-and-swap; returns
-    /// whether the stack was empty before. Release: whoever takes the chain sees what the
-    /// pusher wrote into its slots.
-    pub(crate) fn push(&self, next: &[AtomicU32], chain: Chain) -> bool {
-        debug_assert!(!chain.is_empty());
-        let last = &next[chain.last as usize];
-        let mut head = self.head.load(Ordering::Relaxed);
-        loop {
-            last.store(head, Ordering::Relaxed);
-            match self.head.compare_exchange_weak(
-                head,
-                chain.first,
-                Ordering::AcqRel,
-                Ordering::Relaxed,
-            ) {
-                Ok(_) => return head == NIL,
-                Err(actual) => head = actual,
-            }
-        }
-    }
-
-    /// Takes the whole stack: returns its top index (the chain follows `next` to `NIL`),
-    /// or `NIL` if it was empty.
-    #[inline]
-    pub(crate) fn take_all(&self) -> u32 {
-        if self.head.load(Ordering::Relaxed) == NIL {
-            return NIL;
-        }
-        self.head.swap(NIL, Ordering::AcqRel)
-    }
-
-    /// Gives back `rest`, a chain taken by `take_all` and ending at `NIL` (its last
-    /// element unknown): installs it as the whole stack when the stack is still empty,
-    /// else takes what was pushed meanwhile, appends `rest` behind it and tries again.
-    /// Every index given back stays on the stack exactly once.
-    pub(crate) fn give_back(&self, next: &[AtomicU32], rest: u32) {
-        let mut chain_first = rest;
-        loop {
-            match self
-                .head
-                .compare_exchange(NIL, chain_first, Ordering::AcqRel, Ordering::Relaxed)
-            {
-                Ok(_) => return,
-                Err(_) => {
-                    // Others pushed meanwhile: take their chain, find its end (it is
-                    // usually short: pushed since our take) and put ours behind it.
-                    let newer = self.head.swap(NIL, Ordering::AcqRel);
-                    if newer == NIL {
-                        continue;
-                    }
-                    let mut end = newer;
-                    loop {
-                        let after = next[end as usize].load(Ordering::Relaxed);
-                        if after == NIL {
-                            break;
-                        }
-                        end = after;
-                    }
-                    next[end as usize].store(chain_first, Ordering::Relaxed);
-                    chain_first = newer;
-                }
-            }
-        }
     }
 }
 
@@ -274,27 +187,6 @@ mod tests {
         assert_eq!(second.count, 2);
         assert_eq!(walk(&next, second.first, 2), [3, 4]);
         assert!(stack.pop(&next, 1).is_empty());
-    }
-
-    #[test]
-    fn a_ready_stack_gives_back_behind_what_was_pushed_meanwhile() {
-        let next = links(8);
-        let stack = ReadyStack::new();
-        let mut chain = Chain::EMPTY;
-        for i in 0..4 {
-            chain.push_back(&next, i);
-        }
-        assert!(stack.push(&next, chain));
-        let top = stack.take_all();
-        assert_eq!(walk(&next, top, 8), [0, 1, 2, 3]);
-        let rest = next[0].load(Ordering::Relaxed);
-        let mut newer = Chain::EMPTY;
-        newer.push_back(&next, 6);
-        newer.push_back(&next, 7);
-        assert!(stack.push(&next, newer));
-        stack.give_back(&next, rest);
-        assert_eq!(walk(&next, stack.take_all(), 8), [6, 7, 1, 2, 3]);
-        assert!(stack.looks_empty());
     }
 
     #[test]
