@@ -98,7 +98,14 @@ impl ReadyQueue {
     #[inline]
     pub(crate) fn looks_empty(&self) -> bool {
         let head = self.head.load(Ordering::Acquire);
-        self.cell(head).load(Ordering::Acquire) & (FULL | PARITY) != FULL | self.parity(head)
+        !self.holds_push(self.cell(head).load(Ordering::Acquire), head)
+    }
+
+    /// Whether `content`, read from the cell of `position`, is the push at `position`
+    /// (not one of the cell's previous lap).
+    #[inline]
+    fn holds_push(&self, content: u32, position: u64) -> bool {
+        content & (FULL | PARITY) == FULL | self.parity(position)
     }
 
     /// Appends `chain` (non-empty, owned by the caller, linked through `next` and ending
@@ -158,7 +165,7 @@ impl ReadyQueue {
         let mut head = self.head.load(Ordering::Acquire);
         loop {
             let content = self.cell(head).load(Ordering::Acquire);
-            if content & (FULL | PARITY) != FULL | self.parity(head) {
+            if !self.holds_push(content, head) {
                 return None;
             }
             match self.head.compare_exchange_weak(
