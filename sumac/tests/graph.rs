@@ -476,6 +476,25 @@ fn execute_one_and_run_channel_serve_a_channel_from_an_outside_thread() {
 }
 
 #[test]
+fn a_channel_runs_tasks_readied_by_separate_calls_oldest_first() {
+    let graph = TaskGraph::builder().dedicated_channels(1).build().unwrap();
+    let channel = graph.dedicated_channel(0).unwrap();
+    let order = Arc::new(Mutex::new(Vec::new()));
+    for i in 0..5 {
+        let order = Arc::clone(&order);
+        let id = graph
+            .create_on(channel, move |_| order.lock().unwrap().push(i))
+            .unwrap();
+        graph.ready(&[id]).unwrap();
+    }
+    assert!(graph.execute_one(channel).unwrap());
+    assert!(graph.execute_one(channel).unwrap());
+    assert_eq!(graph.run_channel(channel).unwrap(), 3);
+    graph.wait_all().unwrap();
+    assert_eq!(*order.lock().unwrap(), [0, 1, 2, 3, 4]);
+}
+
+#[test]
 fn run_channel_on_a_pool_channel_runs_what_its_tasks_release_on_the_calling_thread() {
     let pool = stress_pool(2);
     // Both workers are held until the chain's first task runs here; from then on they
