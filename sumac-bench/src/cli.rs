@@ -449,8 +449,9 @@ pub enum GraphCommand {
     /// A `--size` x `--size` level graph, each node with 1 + rand()%4 edges into a shuffled
     /// next level (Taskflow's graph_traversal).
     GraphTraversal(ShapeArgs),
-    /// The cost of creating one task and of adding one dependency (sumac against a boxed
-    /// closure or an edge pushed on a Vec).
+    /// The cost of creating one task, of adding one dependency, and of taking and running
+    /// a task readied alone (sumac against a boxed closure or an edge pushed on a Vec, or
+    /// boxed closures called from a Vec).
     TaskCost(CostArgs),
 }
 

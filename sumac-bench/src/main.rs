@@ -444,6 +444,7 @@ fn graph_specs(command: &GraphCommand, sel: &Selection) -> Result<Vec<Spec>, Fla
             specs::task_cost(a.count, CostOf::Dependency, sel)?,
             specs::task_cost(a.count, CostOf::Dependency8, sel)?,
             specs::task_cost(a.count, CostOf::Linked, sel)?,
+            specs::task_cost(a.count, CostOf::Run, sel)?,
         ]),
     }
 }

@@ -578,7 +578,7 @@ pub fn task_cost(count: u64, what: CostOf, sel: &Selection) -> Result<Spec, Flag
         return Err(FlagError("--count: must be between 1 and 67108864".into()));
     }
     let unit = match what {
-        CostOf::Create | CostOf::Linked => "task",
+        CostOf::Create | CostOf::Linked | CostOf::Run => "task",
         CostOf::Dependency | CostOf::Dependency8 => "dependency",
     };
     let plan = base(
@@ -613,6 +613,7 @@ pub fn graph_suite(smoke: bool, sel: &Selection, top: usize) -> Result<Vec<Spec>
         task_cost(s(1 << 20, 1000), CostOf::Dependency, &at(vec![1]))?,
         task_cost(s(1 << 20, 1000), CostOf::Dependency8, &at(vec![1]))?,
         task_cost(s(1 << 20, 1000), CostOf::Linked, &at(vec![1]))?,
+        task_cost(s(1 << 20, 1000), CostOf::Run, &at(vec![1]))?,
     ])
 }
 

@@ -670,7 +670,11 @@ fn every_graph_workload_runs_every_implementation_with_checked_results() {
     );
     let o = bench(&["graph", "task-cost", "--count", "500", "--threads", "1"]);
     assert_ok(&o);
-    assert!(stdout(&o).contains("graph-add-dependency-x8"));
+    let out = stdout(&o);
+    assert!(
+        out.contains("graph-add-dependency-x8") && out.contains("graph-run-task"),
+        "{out}"
+    );
 }
 
 #[test]
@@ -712,6 +716,7 @@ fn the_suite_lists_the_graph_experiments() {
         "graph-traversal",
         "graph-create-task",
         "graph-add-dependency",
+        "graph-run-task",
     ] {
         assert!(out.contains(id), "suite --list lacks {id}:\n{out}");
     }

@@ -251,9 +251,11 @@ impl GraphState {
         let stale = !matches!(&self.graph, Some((t, g)) if *t == threads && g.max_tasks() >= tasks);
         if stale {
             self.graph = None; // dropped before the new one is built
+                               // The dedicated channel serves `CostOf::Run`, whose tasks nothing else runs.
             let graph = TaskGraph::builder()
                 .max_tasks(tasks.max(1))
                 .max_dependencies(links.max(1))
+                .dedicated_channels(1)
                 .build()
                 .expect("graph capacities");
             self.graph = Some((threads, graph));
@@ -677,6 +679,9 @@ pub enum CostOf {
     /// `BUILD_CHUNK`, each task after the one before it in its batch; not readied):
     /// creating and linking together.
     Linked,
+    /// Taking and running a task readied alone (one `ready` call per task, in the
+    /// untimed reset, onto a dedicated channel that `run_channel` then drains).
+    Run,
 }
 
 impl CostOf {
@@ -687,14 +692,16 @@ impl CostOf {
             CostOf::Dependency => "graph-add-dependency",
             CostOf::Dependency8 => "graph-add-dependency-x8",
             CostOf::Linked => "graph-create-linked-task",
+            CostOf::Run => "graph-run-task",
         }
     }
 }
 
 /// Times `n` creates, `n` links added by `add_dependencies` (one or eight per call, to
-/// tasks made in the untimed reset between runs), or `n` tasks made with their link by
-/// linked batches, on a sumac graph. `seq` is the naive reference: a boxed closure pushed
-/// on a `Vec`, an edge pushed on a `Vec`, or both.
+/// tasks made in the untimed reset between runs), `n` tasks made with their link by
+/// linked batches, or `n` readied tasks taken and run, on a sumac graph. `seq` is the
+/// naive reference: a boxed closure pushed on a `Vec`, an edge pushed on a `Vec`, both,
+/// or boxed closures called from a `Vec`.
 pub struct TaskCost {
     n: usize,
     what: CostOf,
@@ -720,7 +727,7 @@ impl TaskCost {
     /// The links a run adds (`n`, rounded down to whole calls).
     fn links(&self) -> usize {
         match self.what {
-            CostOf::Create | CostOf::Dependency | CostOf::Linked => self.n,
+            CostOf::Create | CostOf::Dependency | CostOf::Linked | CostOf::Run => self.n,
             CostOf::Dependency8 => self.n / 8 * 8,
         }
     }
@@ -728,7 +735,7 @@ impl TaskCost {
     /// The tasks a run connects: a chain of `n + 1`, or `n / 8` tasks after the first 8.
     fn linked_tasks(&self) -> usize {
         match self.what {
-            CostOf::Create | CostOf::Dependency | CostOf::Linked => self.n + 1,
+            CostOf::Create | CostOf::Dependency | CostOf::Linked | CostOf::Run => self.n + 1,
             CostOf::Dependency8 => self.n / 8 + 8,
         }
     }
@@ -746,6 +753,34 @@ impl TaskCost {
                 &mut state.ids,
             )
             .expect("capacity");
+    }
+}
+
+impl TaskCost {
+    /// Makes the tasks a run of `CostOf::Run` takes and runs: `n` boxed closures for
+    /// `seq`, and `n` tasks on the sumac graph's dedicated channel, each readied alone
+    /// (untimed in `reset`; again in the run if the run is in another pool than the
+    /// reset, as the ramp-up calls are).
+    fn make_readied_tasks(&self, state: &mut CostState) {
+        let counter: &'static AtomicU64 = &BENCH_SINK;
+        state.boxed.clear();
+        state.boxed.reserve(self.n);
+        for _ in 0..self.n {
+            state.boxed.push(Box::new(move || {
+                counter.fetch_add(1, Ordering::Relaxed);
+            }));
+        }
+        state.ids_build = state.graph.build_count(self.n + 1, self.n);
+        let graph = &*state.graph.graph(self.n + 1, self.n);
+        let channel = graph.dedicated_channel(0).expect("one dedicated channel");
+        for _ in 0..self.n {
+            let id = graph
+                .create_on(channel, move |_| {
+                    counter.fetch_add(1, Ordering::Relaxed);
+                })
+                .expect("capacity");
+            graph.ready(&[id]).expect("ready");
+        }
     }
 }
 
@@ -767,14 +802,21 @@ impl Workload for TaskCost {
         state.ids.clear();
         if let Some((_, graph)) = &mut state.graph.graph {
             // Discard what the last run made (cancelled, dropped unrun), and hand out
-            // slots in creation order again.
+            // slots in creation order again. Tasks readied on the dedicated channel (by
+            // a reset before a `seq` run) finish as cancelled only when taken.
             graph.cancel();
+            if let Some(channel) = graph.dedicated_channel(0) {
+                graph.run_channel(channel).expect("the graph's channel");
+            }
             let _ = graph.wait_all();
             graph.compact().expect("the last run finished");
         }
-        if matches!(self.what, CostOf::Dependency | CostOf::Dependency8) {
+        match self.what {
             // The runs time the links alone.
-            self.make_linked_tasks(state);
+            CostOf::Dependency | CostOf::Dependency8 => self.make_linked_tasks(state),
+            // The runs time taking and running alone.
+            CostOf::Run => self.make_readied_tasks(state),
+            CostOf::Create | CostOf::Linked => {}
         }
     }
 
@@ -805,6 +847,13 @@ impl Workload for TaskCost {
                 }
                 state.boxed.len() as u64
             }
+            (Ctx::Seq, CostOf::Run) => {
+                let ran = state.boxed.len() as u64;
+                for task in state.boxed.drain(..) {
+                    task();
+                }
+                ran
+            }
             (Ctx::Seq, CostOf::Dependency | CostOf::Dependency8) => {
                 let links = self.links();
                 state.edges.reserve(links);
@@ -815,9 +864,12 @@ impl Workload for TaskCost {
             }
             (Ctx::Sumac, what) => {
                 let n = self.n;
-                let links_made_tasks = matches!(what, CostOf::Dependency | CostOf::Dependency8);
-                if links_made_tasks && state.ids_build != state.graph.build_count(n + 1, n) {
-                    self.make_linked_tasks(state);
+                let reset_made_tasks = !matches!(what, CostOf::Create | CostOf::Linked);
+                if reset_made_tasks && state.ids_build != state.graph.build_count(n + 1, n) {
+                    match what {
+                        CostOf::Run => self.make_readied_tasks(state),
+                        _ => self.make_linked_tasks(state),
+                    }
                 }
                 let graph = &*state.graph.graph(n + 1, n);
                 match what {
@@ -869,6 +921,10 @@ impl Workload for TaskCost {
                                 .expect("links");
                         }
                         self.links() as u64
+                    }
+                    CostOf::Run => {
+                        let channel = graph.dedicated_channel(0).expect("one dedicated channel");
+                        graph.run_channel(channel).expect("the graph's channel") as u64
                     }
                 }
             }

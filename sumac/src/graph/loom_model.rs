@@ -367,12 +367,12 @@ fn loom_graph_two_adders_race_for_the_own_link_of_a_task() {
 }
 
 /// A ring of two cells (the fewest for two slot indices): a pusher pushes indices 0 and
-/// 1 (one after the other, or as one chain) while two takers try once each to take one,
-/// and a taker that got one pushes it again (its slot reused), so that later pushes (and
-/// the rest of a chain put back) wrap onto a cell the other taker may still be reading.
-/// Every index pushed is taken exactly once (what is left after the threads end is taken
-/// then), and its taker sees what the pusher wrote before pushing.
-fn ready_queue_wraps(as_one_chain: bool) {
+/// 1 (one after the other, or as one chain) while two takers try once each to take up to
+/// `at_once`, and a taker pushes what it got again (its slots reused), so that later
+/// pushes (and the rest of a chain put back) wrap onto a cell the other taker may still
+/// be reading. Every index pushed is taken exactly once (what is left after the threads
+/// end is taken then), and its taker sees what the pusher wrote before pushing.
+fn ready_queue_wraps(as_one_chain: bool, at_once: usize) {
     use super::ready::ReadyQueue;
     use super::stack::{Chain, NIL};
     use crate::sync::AtomicU32;
@@ -385,19 +385,29 @@ fn ready_queue_wraps(as_one_chain: bool) {
         queue.push(next, chain);
     }
 
-    /// Takes at most one index; returns it with what its pusher wrote.
-    fn take_one(queue: &ReadyQueue, next: &[AtomicU32], written: &Written) -> Option<(u32, u32)> {
-        let mut batch = [NIL; 1];
-        (queue.take(next, &mut batch).0 == 1).then(|| (batch[0], written[batch[0] as usize].get()))
+    /// Takes at most `at_once` indices; returns them with what their pusher wrote.
+    fn take_some(
+        queue: &ReadyQueue,
+        next: &[AtomicU32],
+        written: &Written,
+        at_once: usize,
+    ) -> Vec<(u32, u32)> {
+        let mut batch = [NIL; 2];
+        let (taken, _) = queue.take(next, &mut batch[..at_once]);
+        batch[..taken]
+            .iter()
+            .map(|&index| (index, written[index as usize].get()))
+            .collect()
     }
 
-    /// Takes one index if it can and pushes it again after writing 2 for it.
+    /// Takes what it can (up to `at_once`) and pushes each again after writing 2 for it.
     fn take_and_reuse(
         queue: &ReadyQueue,
         next: &[AtomicU32],
         written: &Written,
+        at_once: usize,
     ) -> Vec<(u32, u32)> {
-        let taken: Vec<_> = take_one(queue, next, written).into_iter().collect();
+        let taken = take_some(queue, next, written, at_once);
         for &(index, _) in &taken {
             written[index as usize].set(2);
             push_one(queue, next, index);
@@ -429,16 +439,20 @@ fn ready_queue_wraps(as_one_chain: bool) {
         };
         let other = {
             let (next, queue, written) = (next.clone(), queue.clone(), written.clone());
-            thread::spawn(move || take_and_reuse(&queue, &next[..], &written))
+            thread::spawn(move || take_and_reuse(&queue, &next[..], &written, at_once))
         };
-        let mut taken = take_and_reuse(&queue, &next[..], &written);
+        let mut taken = take_and_reuse(&queue, &next[..], &written, at_once);
         pusher.join().unwrap();
         taken.extend(other.join().unwrap());
         // One more push for each index taken so far.
         let mut expected = vec![(0, 1), (1, 1)];
         expected.extend(taken.iter().map(|&(index, _)| (index, 2)));
-        while let Some(left) = take_one(&queue, &next[..], &written) {
-            taken.push(left);
+        loop {
+            let left = take_some(&queue, &next[..], &written, 2);
+            if left.is_empty() {
+                break;
+            }
+            taken.extend(left);
         }
         taken.sort_unstable();
         expected.sort_unstable();
@@ -449,10 +463,15 @@ fn ready_queue_wraps(as_one_chain: bool) {
 
 #[test]
 fn loom_graph_ready_queue_pushes_wrap_onto_cells_their_takers_read() {
-    ready_queue_wraps(false);
+    ready_queue_wraps(false, 1);
 }
 
 #[test]
 fn loom_graph_ready_queue_puts_back_the_rest_of_a_chain_behind_newer_pushes() {
-    ready_queue_wraps(true);
+    ready_queue_wraps(true, 1);
+}
+
+#[test]
+fn loom_graph_ready_queue_claims_runs_of_single_tasks_in_one_swap() {
+    ready_queue_wraps(false, 2);
 }

@@ -100,8 +100,9 @@ pub use self::error::{
 pub(crate) use self::engine::BlockedTask;
 use self::engine::{Config, Executor};
 
-/// The most task slots a graph may have (indices fit 30 bits).
-pub const MAX_TASKS: usize = (1 << 30) - 2;
+/// The most task slots a graph may have (indices fit 29 bits: a cell of a channel's
+/// ready queue holds one beside three flags).
+pub const MAX_TASKS: usize = (1 << 29) - 2;
 /// The most dependency links a graph may have.
 pub const MAX_DEPENDENCIES: usize = (1 << 30) - 2;
 /// The most channels (pool and dedicated together) a graph may have.

@@ -4,7 +4,9 @@
 //!
 //! # Algorithm
 //! Position `p` (counted from 0 for ever) lives in cell `p % capacity`, in lap
-//! `p / capacity`. A pusher writes `FULL | parity(lap) << 30 | first index` there.
+//! `p / capacity`. A pusher writes `FULL | parity(lap) << 30 | SINGLE | first index`
+//! there, with `SINGLE` if the chain is one task (its taker need not read its link,
+//! which the pusher's core wrote).
 //!
 //! * A pusher reserves a position with one `fetch_add` on `tail`, then stores the cell
 //!   (release: the taker sees the chain's links and slots). It never checks for room and
@@ -15,6 +17,10 @@
 //!   read is what was pushed there. If it fails, it starts again from the new `head`. A
 //!   taker reads a cell before it claims it, so a claimed cell is free at once. It walks
 //!   the chain for the tasks it wants and pushes the rest back as a new entry.
+//! * A taker that finds a single task at `head` also reads the cells after it while they
+//!   hold single tasks of their positions (fewer than `capacity` cells, as many as it
+//!   wants), and claims them all with the same swap: a producer that readies tasks one
+//!   at a time costs a consumer that fell behind one swap per run of them, not per task.
 //!
 //! `head` and `tail` only grow (64 bits: they never wrap), so a stale read fails the
 //! swap rather than claiming twice. A cell's content of the previous lap has the other
@@ -47,8 +53,19 @@ use crate::sync::{AtomicU32, AtomicU64};
 const FULL: u32 = 1 << 31;
 /// The parity of the lap the cell was last written for.
 const PARITY: u32 = 1 << 30;
-/// The first slot index of the chain in a full cell (slot indices stay below `2^30`).
-const INDEX: u32 = PARITY - 1;
+/// The chain is one task: its link need not be read.
+const SINGLE: u32 = 1 << 29;
+/// The first slot index of the chain in a full cell (slot indices stay below `2^29`).
+const INDEX: u32 = SINGLE - 1;
+const _: () = assert!(super::MAX_TASKS <= INDEX as usize);
+
+/// What one claim took.
+enum Claimed {
+    /// This many single tasks, written to the front of the taker's room.
+    Singles(usize),
+    /// The chain that starts at this index.
+    Chain(u32),
+}
 
 /// The ready tasks of one channel (see the module documentation).
 pub(crate) struct ReadyQueue {
@@ -90,8 +107,8 @@ impl ReadyQueue {
 
     /// The content of a cell that carries `index` pushed at `position`.
     #[inline]
-    fn full(&self, position: u64, index: u32) -> u32 {
-        FULL | self.parity(position) | index
+    fn full(&self, position: u64, index: u32, single: bool) -> u32 {
+        FULL | self.parity(position) | if single { SINGLE } else { 0 } | index
     }
 
     /// Whether the queue looks empty (a hint: it may change at once).
@@ -115,16 +132,17 @@ impl ReadyQueue {
     pub(crate) fn push(&self, next: &[AtomicU32], chain: Chain) -> u64 {
         debug_assert!(!chain.is_empty());
         debug_assert_eq!(next[chain.last as usize].load(Ordering::Relaxed), NIL);
-        self.push_first(chain.first)
+        self.push_first(chain.first, chain.count == 1)
     }
 
-    /// Appends the chain that starts at `first` and follows `next` to `NIL`.
+    /// Appends the chain that starts at `first` and follows `next` to `NIL` (`single`:
+    /// it is only `first`).
     #[inline]
-    fn push_first(&self, first: u32) -> u64 {
+    fn push_first(&self, first: u32, single: bool) -> u64 {
         debug_assert!(first <= INDEX);
         let position = self.tail.fetch_add(1, Ordering::AcqRel);
         self.cell(position)
-            .store(self.full(position, first), Ordering::Release);
+            .store(self.full(position, first, single), Ordering::Release);
         position
     }
 
@@ -141,16 +159,21 @@ impl ReadyQueue {
     pub(crate) fn take(&self, next: &[AtomicU32], batch: &mut [u32]) -> (usize, bool) {
         debug_assert!(!batch.is_empty());
         let mut taken = 0;
-        while let Some(first) = self.claim() {
-            let mut at = first;
-            while at != NIL && taken < batch.len() {
-                batch[taken] = at;
-                taken += 1;
-                at = next[at as usize].load(Ordering::Relaxed);
-            }
-            if at != NIL {
-                self.push_first(at);
-                return (taken, true);
+        while let Some(claimed) = self.claim(&mut batch[taken..]) {
+            match claimed {
+                Claimed::Singles(count) => taken += count,
+                Claimed::Chain(first) => {
+                    let mut at = first;
+                    while at != NIL && taken < batch.len() {
+                        batch[taken] = at;
+                        taken += 1;
+                        at = next[at as usize].load(Ordering::Relaxed);
+                    }
+                    if at != NIL {
+                        self.push_first(at, false);
+                        return (taken, true);
+                    }
+                }
             }
             if taken == batch.len() {
                 return (taken, !self.looks_empty());
@@ -159,22 +182,40 @@ impl ReadyQueue {
         (taken, false)
     }
 
-    /// Claims the oldest entry; returns the first index of its chain.
+    /// Claims the oldest entry, and the single tasks right after it if it is one (as
+    /// many as `room` holds); single tasks go into `room`.
     #[inline]
-    fn claim(&self) -> Option<u32> {
+    fn claim(&self, room: &mut [u32]) -> Option<Claimed> {
+        // Positions read past `head` stay below `head + capacity`: their previous lap
+        // was claimed, so a cell of the right parity holds their own push.
+        let most = room.len().min(self.cells.len()) as u64;
         let mut head = self.head.load(Ordering::Acquire);
         loop {
             let content = self.cell(head).load(Ordering::Acquire);
             if !self.holds_push(content, head) {
                 return None;
             }
+            let mut claimed = 1;
+            if content & SINGLE != 0 {
+                room[0] = content & INDEX;
+                while claimed < most {
+                    let position = head + claimed;
+                    let after = self.cell(position).load(Ordering::Acquire);
+                    if !self.holds_push(after, position) || after & SINGLE == 0 {
+                        break;
+                    }
+                    room[claimed as usize] = after & INDEX;
+                    claimed += 1;
+                }
+            }
             match self.head.compare_exchange_weak(
                 head,
-                head + 1,
+                head + claimed,
                 Ordering::AcqRel,
                 Ordering::Acquire,
             ) {
-                Ok(_) => return Some(content & INDEX),
+                Ok(_) if content & SINGLE != 0 => return Some(Claimed::Singles(claimed as usize)),
+                Ok(_) => return Some(Claimed::Chain(content & INDEX)),
                 Err(actual) => head = actual,
             }
         }
@@ -231,6 +272,38 @@ mod tests {
         assert!(!queue.held_before(3));
         assert_eq!(queue.take(&next, &mut batch), (0, false));
         assert!(queue.looks_empty());
+    }
+
+    #[test]
+    fn a_taker_takes_runs_of_single_tasks_and_chains_in_order_up_to_its_room() {
+        let next = links(8);
+        let queue = queue(8);
+        for index in [3, 1, 4] {
+            queue.push(&next, chain_of(&next, &[index]));
+        }
+        queue.push(&next, chain_of(&next, &[5, 6]));
+        queue.push(&next, chain_of(&next, &[7]));
+        let mut batch = [NIL; 2];
+        assert_eq!(queue.take(&next, &mut batch), (2, true));
+        assert_eq!(batch, [3, 1]);
+        assert_eq!(queue.head.load(Ordering::Relaxed), 2);
+        // A run of singles ends at a chain, which follows whole.
+        let mut batch = [NIL; 8];
+        assert_eq!(queue.take(&next, &mut batch), (4, false));
+        assert_eq!(batch[..4], [4, 5, 6, 7]);
+        assert_eq!(queue.head.load(Ordering::Relaxed), 5);
+    }
+
+    #[test]
+    fn a_single_task_is_taken_without_reading_its_link() {
+        let next = links(8);
+        let queue = queue(8);
+        queue.push(&next, chain_of(&next, &[2]));
+        // A link the taker must not follow (the slot's stale link, as far as it knows).
+        next[2].store(6, Ordering::Relaxed);
+        let mut batch = [NIL; 4];
+        assert_eq!(queue.take(&next, &mut batch), (1, false));
+        assert_eq!(batch[0], 2);
     }
 
     #[test]
