@@ -251,10 +251,10 @@ impl GraphState {
         let stale = !matches!(&self.graph, Some((t, g)) if *t == threads && g.max_tasks() >= tasks);
         if stale {
             self.graph = None; // dropped before the new one is built
-                               // The dedicated channel serves `CostOf::Run`, whose tasks nothing else runs.
             let graph = TaskGraph::builder()
                 .max_tasks(tasks.max(1))
                 .max_dependencies(links.max(1))
+                // For `CostOf::Run`, whose tasks nothing else may run.
                 .dedicated_channels(1)
                 .build()
                 .expect("graph capacities");
@@ -754,9 +754,7 @@ impl TaskCost {
             )
             .expect("capacity");
     }
-}
 
-impl TaskCost {
     /// Makes the tasks a run of `CostOf::Run` takes and runs: `n` boxed closures for
     /// `seq`, and `n` tasks on the sumac graph's dedicated channel, each readied alone
     /// (untimed in `reset`; again in the run if the run is in another pool than the
@@ -780,6 +778,16 @@ impl TaskCost {
                 })
                 .expect("capacity");
             graph.ready(&[id]).expect("ready");
+        }
+    }
+
+    /// Makes the tasks the runs use but do not time: those a dependency run links, or
+    /// those a run of `CostOf::Run` takes and runs.
+    fn make_reset_tasks(&self, state: &mut CostState) {
+        match self.what {
+            CostOf::Dependency | CostOf::Dependency8 => self.make_linked_tasks(state),
+            CostOf::Run => self.make_readied_tasks(state),
+            CostOf::Create | CostOf::Linked => {}
         }
     }
 }
@@ -811,13 +819,7 @@ impl Workload for TaskCost {
             let _ = graph.wait_all();
             graph.compact().expect("the last run finished");
         }
-        match self.what {
-            // The runs time the links alone.
-            CostOf::Dependency | CostOf::Dependency8 => self.make_linked_tasks(state),
-            // The runs time taking and running alone.
-            CostOf::Run => self.make_readied_tasks(state),
-            CostOf::Create | CostOf::Linked => {}
-        }
+        self.make_reset_tasks(state);
     }
 
     fn supports(imp: Impl) -> bool {
@@ -866,10 +868,7 @@ impl Workload for TaskCost {
                 let n = self.n;
                 let reset_made_tasks = !matches!(what, CostOf::Create | CostOf::Linked);
                 if reset_made_tasks && state.ids_build != state.graph.build_count(n + 1, n) {
-                    match what {
-                        CostOf::Run => self.make_readied_tasks(state),
-                        _ => self.make_linked_tasks(state),
-                    }
+                    self.make_reset_tasks(state);
                 }
                 let graph = &*state.graph.graph(n + 1, n);
                 match what {
