@@ -48,9 +48,9 @@
 //! and inside a task `join`, `scope` and parallel iterators work on the same pool. Each
 //! pool channel is a separate ready queue, oldest chain of tasks first (producers on
 //! separate channels do not contend; runners take from their own channel first and from
-//! the others when it is empty). A
-//! caller inside one of the pool's calls (`install`, say) that waits for the graph runs
-//! its ready tasks meanwhile, as a worker would. Tasks of *dedicated channels* run only on threads that ask for them
+//! the others when it is empty). A caller inside one of the pool's calls (`install`,
+//! say) that waits for the graph runs its ready tasks meanwhile, as a worker would. Tasks
+//! of *dedicated channels* run only on threads that ask for them
 //! ([`Graph::execute_one`], [`Graph::run_channel`], [`Graph::wait_all_serving`]): for
 //! example, work that must stay on the main thread.
 //!

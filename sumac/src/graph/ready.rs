@@ -195,8 +195,9 @@ impl ReadyQueue {
             if !self.holds_push(content, head) {
                 return None;
             }
+            let single = content & SINGLE != 0;
             let mut claimed = 1;
-            if content & SINGLE != 0 {
+            if single {
                 room[0] = content & INDEX;
                 while claimed < most {
                     let position = head + claimed;
@@ -214,7 +215,7 @@ impl ReadyQueue {
                 Ordering::AcqRel,
                 Ordering::Acquire,
             ) {
-                Ok(_) if content & SINGLE != 0 => return Some(Claimed::Singles(claimed as usize)),
+                Ok(_) if single => return Some(Claimed::Singles(claimed as usize)),
                 Ok(_) => return Some(Claimed::Chain(content & INDEX)),
                 Err(actual) => head = actual,
             }
