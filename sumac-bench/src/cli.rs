@@ -86,7 +86,7 @@ pub struct Common {
     /// budget-shrink, wide-recording, rescue, first-item-split, long-item-halving,
     /// eager-split, idle-spin, requests, timer-slack, guests, guest-place,
     /// guest-takes-forks, linger, spinners-tick, small-first-split, timed-growth,
-    /// spinners-rescue, next-phase-split [default: default].
+    /// spinners-rescue, next-phase-split, large-forks-at-once [default: default].
     #[arg(long, global = true, value_name = "LIST", allow_hyphen_values = true)]
     pub policy: Option<String>,
     /// Seed for random inputs (random trees, matrices, vectors).

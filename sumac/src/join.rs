@@ -148,6 +148,10 @@ pub(crate) enum ForkSize {
     Unknown,
     /// A parallel loop timed it as worth sharing at the next heartbeat.
     Big,
+    /// Worth waking a sleeping member for (a big piece of a parallel sort): shared like
+    /// [`Big`](Self::Big), and also as soon as it is recorded if members wait for work
+    /// (`large-forks-at-once`).
+    Large,
     /// A parallel loop timed it as too small to share before it waited through a whole
     /// interval.
     Small,
@@ -214,7 +218,7 @@ where
     worker.count_fork();
     let record = match size {
         ForkSize::Unknown => worker.records_fork(),
-        ForkSize::Big => worker.records_big_fork(),
+        ForkSize::Big | ForkSize::Large => worker.records_big_fork(),
         ForkSize::Small | ForkSize::RestOfLoop => worker.records_measured_fork(),
     };
     if record {
@@ -254,7 +258,7 @@ where
     let frame = JoinFrame::new(b);
     // A big `b` may be shared at the next heartbeat (see `WorkerThread::on_heartbeat`).
     let recorded_at = match size {
-        ForkSize::Big => Stamp::KNOWN_BIG,
+        ForkSize::Big | ForkSize::Large => Stamp::KNOWN_BIG,
         ForkSize::Small | ForkSize::RestOfLoop => {
             Stamp::at_tick(worker.registry().heartbeat_epoch())
         }
@@ -273,6 +277,9 @@ where
     }
     if size != ForkSize::RestOfLoop {
         worker.poll_heartbeat();
+    }
+    if size == ForkSize::Large {
+        worker.share_large_fork();
     }
     let result_a = panic::catch_unwind(AssertUnwindSafe(a));
     if !worker.withdraw_offer(job.0) {

@@ -91,6 +91,17 @@ pub(crate) const BLOCK_LIMIT_NS: u64 = 20_000;
 /// cost a few microseconds together.
 pub(crate) const BIG_WORK_NS: u64 = 10_000;
 
+/// A piece of a parallel sort (a range to sort, or two runs to merge) of at least this many
+/// elements is a fork worth waking a sleeping member for (`large-forks-at-once`), shared
+/// without waiting through an interval: it takes at least one comparison per element,
+/// tens of microseconds or more even for integers, several times a wake-up.
+pub(crate) const LARGE_SORT_PIECE: usize = 1 << 16;
+
+/// A sort's partition polls the heartbeat flag once per this many elements (a few
+/// microseconds of work), so that a request during a long partition is answered at once
+/// instead of by the rescue, a tick or two later.
+pub(crate) const PARTITION_POLL_ELEMENTS: usize = 1 << 12;
+
 /// For a loop of items cheaper than a clock read (their time known net of the clock's),
 /// the work above which half of what is left is shared at once: such a loop splits into
 /// halves of equal work, and a spinning thief starts on one within a microsecond or two.
@@ -223,11 +234,15 @@ pub enum Mechanism {
     /// worth a first split) without waiting for a request; a guest waiting at a join
     /// looks at it in every spin round.
     NextPhaseSplit,
+    /// A fork worth waking a sleeping member for (a big piece of a parallel sort) is
+    /// shared as soon as it is recorded while members wait for work, asleep or not,
+    /// without waiting for a request or a tick.
+    LargeForksAtOnce,
 }
 
 impl Mechanism {
     /// Every mechanism, in the order of the documentation.
-    pub const ALL: [Mechanism; 22] = [
+    pub const ALL: [Mechanism; 23] = [
         Mechanism::AgeRule,
         Mechanism::OldTopForks,
         Mechanism::WorkerRateLimit,
@@ -250,6 +265,7 @@ impl Mechanism {
         Mechanism::TimedGrowth,
         Mechanism::SpinnersRescue,
         Mechanism::NextPhaseSplit,
+        Mechanism::LargeForksAtOnce,
     ];
 
     /// The name used in `SUMAC_MECHANISMS` and by `sumac-bench --policy`.
@@ -277,6 +293,7 @@ impl Mechanism {
             Mechanism::TimedGrowth => "timed-growth",
             Mechanism::SpinnersRescue => "spinners-rescue",
             Mechanism::NextPhaseSplit => "next-phase-split",
+            Mechanism::LargeForksAtOnce => "large-forks-at-once",
         }
     }
 

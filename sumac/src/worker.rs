@@ -471,6 +471,27 @@ impl WorkerThread {
         shared.heartbeat.store(false, Ordering::Relaxed);
         bump(&shared.counters.heartbeats, 1);
         self.budget.heartbeat();
+        self.share_oldest();
+    }
+
+    /// A fork worth waking a sleeping member for was just recorded (`large-forks-at-once`):
+    /// if members wait for work, share the oldest forks now, as a heartbeat would, instead
+    /// of leaving them until a waiting member's request or a tick reaches this worker. A
+    /// member asleep sends no requests, and the code after the fork (a sort's next
+    /// partition) may not poll for a while.
+    #[inline]
+    pub(crate) fn share_large_fork(&self) {
+        if self.mechanisms.has(Mechanism::LargeForksAtOnce) && self.registry.workers_waiting() > 0 {
+            self.share_oldest();
+        }
+    }
+
+    /// Moves this worker's oldest eligible forks to the shared queue, as many as members
+    /// wait for work, if the sharing rules allow it now (`policy::share_now`).
+    #[cold]
+    #[inline(never)]
+    fn share_oldest(&self) {
+        let shared = self.shared();
         let registry = &*self.registry;
         let epoch = registry.heartbeat_epoch();
         let mechanisms = self.mechanisms;

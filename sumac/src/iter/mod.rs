@@ -50,6 +50,7 @@ mod chunks;
 mod collect;
 pub mod collections;
 mod driver;
+pub(crate) use driver::LoopPoll;
 mod extend;
 mod filter;
 pub(crate) mod find;

@@ -19,6 +19,9 @@ use std::mem;
 use std::ptr;
 use std::sync::atomic::{AtomicBool, Ordering as AtomicOrdering};
 
+use super::piece_size;
+use crate::join::join_hinted;
+
 /// Pieces of at most this many elements are sorted by the standard library's stable sort
 /// (far fewer under Miri, so that its small inputs reach the parallel merges).
 const SEQUENTIAL_SORT: usize = if cfg!(miri) { 48 } else { 8192 };
@@ -120,7 +123,7 @@ where
         mid,
         len,
     };
-    crate::join(
+    join_hinted(
         || {
             // SAFETY: the left halves of the windows, disjoint from the right ones.
             unsafe { recurse(v, mid, buf, halves_into_buf, compare) };
@@ -131,6 +134,7 @@ where
             unsafe { recurse(v_right, len - mid, buf_right, halves_into_buf, compare) };
             done[1].store(true, AtomicOrdering::Relaxed);
         },
+        piece_size(len - mid),
     );
     mem::forget(restore);
 
@@ -263,7 +267,7 @@ unsafe fn merge<T, F>(
     unsafe {
         let (left2, right2) = (left.add(left_mid), right.add(right_mid));
         let dest2 = dest.add(left_mid + right_mid);
-        crate::join(
+        join_hinted(
             move || merge(left, left_mid, right, right_mid, dest, compare),
             move || {
                 merge(
@@ -275,6 +279,7 @@ unsafe fn merge<T, F>(
                     compare,
                 )
             },
+            piece_size(left_len - left_mid + right_len - right_mid),
         );
     }
 }

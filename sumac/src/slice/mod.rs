@@ -18,6 +18,8 @@
 use std::cmp::Ordering;
 
 use crate::iter::{IndexedParallelIterator, IntoParallelRefMutIterator, ParallelIterator};
+use crate::join::ForkSize;
+use crate::policy::LARGE_SORT_PIECE;
 
 mod mergesort;
 mod quicksort;
@@ -596,3 +598,13 @@ impl<T: Send> ParallelSliceMut<T> for [T] {
 /// (an algorithmic base case: below it, splitting the sort would not pay off; far fewer
 /// under Miri, so that its small inputs reach the parallel partitions).
 const SEQUENTIAL_SORT: usize = if cfg!(miri) { 48 } else { 2048 };
+
+/// What `join` is told about a piece of a parallel sort of `len` elements (a range to
+/// sort, or runs to merge): large from [`LARGE_SORT_PIECE`] elements on.
+fn piece_size(len: usize) -> ForkSize {
+    if len >= LARGE_SORT_PIECE {
+        ForkSize::Large
+    } else {
+        ForkSize::Unknown
+    }
+}

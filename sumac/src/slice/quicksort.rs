@@ -3,10 +3,19 @@
 //! library's `sort_unstable_by` for small pieces and for pieces that partition badly too
 //! often. The slice is only ever rearranged by swaps, so it always holds every element
 //! exactly once, even when the comparator panics.
+//!
+//! A partition makes no forks, and the first ones take milliseconds: it polls the
+//! heartbeat flag as a loop does between blocks, so that a worker asking for work gets
+//! the pieces waiting on this worker's list at once; and a piece of at least
+//! [`LARGE_SORT_PIECE`](crate::policy::LARGE_SORT_PIECE) elements is a large fork, shared
+//! as soon as it is recorded if members wait, even asleep (see `SCHEDULER.md`).
 
 use std::cmp::Ordering;
 
-use super::SEQUENTIAL_SORT;
+use super::{piece_size, SEQUENTIAL_SORT};
+use crate::iter::LoopPoll;
+use crate::join::join_hinted;
+use crate::policy::PARTITION_POLL_ELEMENTS;
 
 pub(super) fn sort<T, F>(v: &mut [T], compare: &F)
 where
@@ -40,16 +49,17 @@ where
         return;
     }
     let is_less = |a: &T, b: &T| compare(a, b) == Ordering::Less;
+    let poll = LoopPoll::current();
 
     let p = choose_pivot(v, &is_less);
     v.swap(0, p);
     let (head, rest) = v.split_at_mut(1);
     let pivot = &head[0];
-    let mid = partition(rest, |x| is_less(x, pivot));
+    let mid = partition(rest, |x| is_less(x, pivot), &poll);
     if mid == 0 {
         // The pivot is a minimum: gather the elements equal to it, which are then in
         // their final place, and sort the rest.
-        let equal = partition(rest, |x| !is_less(pivot, x));
+        let equal = partition(rest, |x| !is_less(pivot, x), &poll);
         if equal < len / 8 {
             limit -= 1;
         }
@@ -63,9 +73,11 @@ where
     }
     let (left, right) = v.split_at_mut(mid);
     let right = &mut right[1..];
-    crate::join(
+    let size = piece_size(right.len());
+    join_hinted(
         || recurse(left, compare, limit),
         || recurse(right, compare, limit),
+        size,
     );
 }
 
@@ -73,20 +85,28 @@ where
 ///
 /// Branch-free Lomuto scheme: every element is swapped with the first one not known to
 /// satisfy `pred`, and the boundary advances when it did. Only swaps, so a panic in
-/// `pred` leaves a permutation.
-fn partition<T>(v: &mut [T], pred: impl Fn(&T) -> bool) -> usize {
+/// `pred` leaves a permutation. Polls `poll` once per [`PARTITION_POLL_ELEMENTS`].
+fn partition<T>(v: &mut [T], pred: impl Fn(&T) -> bool, poll: &LoopPoll) -> usize {
     let len = v.len();
     let base = v.as_mut_ptr();
     let mut store = 0;
-    for i in 0..len {
-        // SAFETY: `store <= i < len`, so both pointers are in bounds of `v`, which this
-        // function borrows mutably; `pred` gets a shared reference that ends before the
-        // swap; `ptr::swap` allows `store == i`. A panic in `pred` leaves `v` a
-        // permutation of its elements (only whole swaps happen).
-        unsafe {
-            let goes_left = pred(&*base.add(i));
-            std::ptr::swap(base.add(store), base.add(i));
-            store += usize::from(goes_left);
+    let mut start = 0;
+    while start < len {
+        let end = len.min(start + PARTITION_POLL_ELEMENTS);
+        for i in start..end {
+            // SAFETY: `store <= i < len`, so both pointers are in bounds of `v`, which
+            // this function borrows mutably; `pred` gets a shared reference that ends
+            // before the swap; `ptr::swap` allows `store == i`. A panic in `pred` leaves
+            // `v` a permutation of its elements (only whole swaps happen).
+            unsafe {
+                let goes_left = pred(&*base.add(i));
+                std::ptr::swap(base.add(store), base.add(i));
+                store += usize::from(goes_left);
+            }
+        }
+        start = end;
+        if poll.pending() {
+            poll.serve();
         }
     }
     store
@@ -118,5 +138,36 @@ fn median3<T>(v: &[T], a: usize, b: usize, c: usize, is_less: &impl Fn(&T, &T) -
         c
     } else {
         a
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::Mechanism;
+
+    #[test]
+    fn a_partition_answers_a_heartbeat_raised_before_it() {
+        // No tick for an hour and no requests: only the partition's own poll can lower
+        // the flag raised here.
+        let pool = crate::ThreadPoolBuilder::new()
+            .num_threads(2)
+            .heartbeat_interval(Duration::from_secs(3600))
+            .mechanism(Mechanism::Requests, false)
+            .build()
+            .unwrap();
+        let mut v: Vec<u32> = (0..3 * PARTITION_POLL_ELEMENTS as u32).rev().collect();
+        let (left, answered) = pool.install(|| {
+            let poll = LoopPoll::current();
+            poll.ask();
+            assert!(poll.pending());
+            let left = partition(&mut v, |x| *x < 100, &poll);
+            (left, !poll.pending())
+        });
+        assert_eq!(left, 100);
+        assert!(v[..100].iter().all(|x| *x < 100) && v[100..].iter().all(|x| *x >= 100));
+        assert!(answered, "the partition never polled the flag");
     }
 }

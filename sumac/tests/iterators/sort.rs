@@ -4,9 +4,11 @@
 use crate::common;
 
 use std::cell::Cell;
+use std::collections::HashSet;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
+use std::thread::ThreadId;
 use std::time::Duration;
 
 use proptest::prelude::*;
@@ -327,6 +329,67 @@ fn stable_sort_keeps_mutations_made_through_the_comparator() {
             observed,
             calls.load(Ordering::Relaxed),
             "n {n}: comparator mutations lost"
+        );
+    }
+}
+
+/// Sorts `input` `attempts` times on `pool` (stably or not) and tells whether any attempt
+/// compared elements on more than one thread.
+fn sort_spreads(pool: &sumac::ThreadPool, input: &[u64], stable: bool, attempts: usize) -> bool {
+    static ATTEMPT: AtomicUsize = AtomicUsize::new(1);
+    thread_local! {
+        static SEEN_IN: Cell<usize> = const { Cell::new(0) };
+    }
+    (0..attempts).any(|_| {
+        let attempt = ATTEMPT.fetch_add(1, Ordering::Relaxed);
+        let threads = Mutex::new(HashSet::<ThreadId>::new());
+        let compare = |a: &u64, b: &u64| {
+            if SEEN_IN.with(|seen| seen.replace(attempt)) != attempt {
+                threads.lock().unwrap().insert(std::thread::current().id());
+            }
+            a.cmp(b)
+        };
+        let mut v = input.to_vec();
+        pool.install(|| {
+            if stable {
+                v.par_sort_by(compare);
+            } else {
+                v.par_sort_unstable_by(compare);
+            }
+        });
+        assert!(v.windows(2).all(|w| w[0] <= w[1]));
+        let spread = threads.lock().unwrap().len() > 1;
+        spread
+    })
+}
+
+/// A piece of a sort of at least `LARGE_SORT_PIECE` elements is a large fork, which a
+/// waiting worker gets as soon as it is recorded (`large-forks-at-once`), although
+/// here no tick comes (they are an hour apart) and no request (switched off), and the
+/// rescue, which runs at ticks, cannot take it either. Switched off, every attempt sorts
+/// on the calling thread alone. Up to 5 attempts, as a woken worker may not get a core
+/// in time on a loaded machine.
+#[test]
+fn a_big_piece_of_a_sort_reaches_a_waiting_worker_without_a_tick_or_request() {
+    use sumac::Mechanism;
+    let input = random(1 << 18, 11, u64::MAX);
+    for stable in [false, true] {
+        let pool = |on| {
+            common::two_worker_pool_with(
+                Duration::from_secs(3600),
+                &[
+                    (Mechanism::Requests, false),
+                    (Mechanism::LargeForksAtOnce, on),
+                ],
+            )
+        };
+        assert!(
+            sort_spreads(&pool(true), &input, stable, 5),
+            "no sort reached a waiting worker (stable: {stable})"
+        );
+        assert!(
+            !sort_spreads(&pool(false), &input, stable, 5),
+            "something else shared the sort (stable: {stable})"
         );
     }
 }
