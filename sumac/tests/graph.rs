@@ -559,6 +559,61 @@ fn tasks_run_by_run_channel_inside_the_pool_are_counted_in_its_stats() {
     assert_eq!(pool.stats().since(&before).total().graph_tasks, 100);
 }
 
+/// Runner jobs started while a producer outside a one-thread pool readies `tasks` tasks
+/// one at a time, `gap` apart (each runner is a pool job, run by the worker as a shared
+/// job).
+fn runners_for_tasks_readied_apart(tasks: usize, gap: std::time::Duration) -> u64 {
+    let pool = stress_pool(1);
+    let graph = graph::TaskGraph::builder()
+        .pool(&pool)
+        .max_tasks(tasks + 1)
+        .build()
+        .unwrap();
+    let ran = Arc::new(AtomicUsize::new(0));
+    // A first task starts a runner before counting begins.
+    let warm = graph.create(|_: &Task<'_, 'static>| ()).unwrap();
+    graph.ready(&[warm]).unwrap();
+    let before = pool.stats();
+    for _ in 0..tasks {
+        let since = std::time::Instant::now();
+        while since.elapsed() < gap {
+            std::hint::spin_loop();
+        }
+        let ran = Arc::clone(&ran);
+        let id = graph
+            .create(move |_: &Task<'_, 'static>| {
+                ran.fetch_add(1, Ordering::Relaxed);
+            })
+            .unwrap();
+        graph.ready(&[id]).unwrap();
+    }
+    graph.wait_all().unwrap();
+    assert_eq!(ran.load(Ordering::Relaxed), tasks);
+    pool.stats().since(&before).total().shared_jobs_run
+}
+
+#[test]
+fn a_runner_waits_out_a_producers_short_gaps_instead_of_ending() {
+    // 25 µs apart: longer than a runner lingered when it counted spin hints (16 looks 16
+    // hints apart), shorter than the time it lingers now. A runner per task would mean
+    // each gap ended one. A preempted producer (a loaded machine) may end a runner now
+    // and then, so the run is tried up to three times.
+    const TASKS: usize = 200;
+    let gap = std::time::Duration::from_micros(25);
+    let counts: Vec<u64> = (0..3)
+        .map(|_| runners_for_tasks_readied_apart(TASKS, gap))
+        .scan(false, |passed, runners| {
+            let first_pass = !*passed;
+            *passed |= runners <= (TASKS / 4) as u64;
+            first_pass.then_some(runners)
+        })
+        .collect();
+    assert!(
+        counts.iter().any(|&runners| runners <= (TASKS / 4) as u64),
+        "runners for {TASKS} tasks readied 25 µs apart, per try: {counts:?}"
+    );
+}
+
 #[test]
 fn many_producers_on_their_own_channels_feed_the_pool() {
     let pool = stress_pool(2);

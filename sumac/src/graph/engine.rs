@@ -3,7 +3,9 @@
 //!
 //! # Runners and the hand-off that strands no task
 //! Ready tasks of pool channels are run by *runners*: pool jobs that each take batches of
-//! ready tasks until none are left, then end. `sched` holds the number of runners
+//! ready tasks until none are left, then end. A runner that finds none watches the
+//! channels for `RUNNER_LINGER` first, with sparse looks (`LINGER_LOOK_EVERY` apart) that
+//! leave a producer's lines in its cache between them. `sched` holds the number of runners
 //! (spawned and not yet ended) and a `NOTIFIED` bit, and both sides change it only with
 //! read-modify-writes, so they are totally ordered:
 //!
@@ -96,6 +98,7 @@ use std::panic::{self, AssertUnwindSafe};
 use std::ptr;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Weak};
+use std::time::Duration;
 
 use crossbeam_utils::CachePadded;
 
@@ -122,16 +125,24 @@ const IDLE_FREE_BATCH: u32 = 16;
 /// A graph lets each thread keep at most this fraction of its slots freed but unpublished,
 /// so that a small graph's creators (possibly tasks of the same runner) find them.
 const FREE_BATCH_SHARE: usize = 64;
-/// Looks an idle runner takes at the pool channels before it ends: spawning a new runner
-/// for the next burst costs an allocation and a pool push, so a short gap between a
-/// producer's batches should not end it.
-#[cfg_attr(loom, allow(dead_code, reason = "a loom runner looks once"))]
-const RUNNER_LINGER_ROUNDS: u32 = 16;
-/// Spin-loop pauses between an idle runner's looks: each look pulls the channels' heads
-/// from the producers' cores, so fewer looks let pushes find them in place and let ready
-/// tasks gather into bigger takes.
-#[cfg_attr(loom, allow(dead_code, reason = "a loom runner looks once"))]
-const LINGER_POLL_PAUSES: u32 = 16;
+/// How long an idle runner watches the pool channels before it ends: spawning a new
+/// runner for the next burst costs an allocation, a pool push and maybe a wake-up, so a
+/// short gap between a producer's tasks should not end it (about an idle worker's spin,
+/// [`crate::policy::MAX_SPIN`], at most).
+#[cfg_attr(
+    any(loom, miri),
+    allow(dead_code, reason = "a loom or Miri runner looks once")
+)]
+const RUNNER_LINGER: Duration = Duration::from_micros(50);
+/// Time between an idle runner's looks: each look pulls the channels' head cells from
+/// the producers' cores, so sparse looks let a producer fill cells and slots in its own
+/// cache and let ready tasks gather into bigger takes; it is also the most a task readied
+/// to an idle runner waits.
+#[cfg_attr(
+    any(loom, miri),
+    allow(dead_code, reason = "a loom or Miri runner looks once")
+)]
+const LINGER_LOOK_EVERY: Duration = Duration::from_micros(2);
 /// Released tasks a runner of a graph of several runners keeps to run itself (newest
 /// first, like a depth-first walk, which keeps their data in cache); older ones beyond
 /// this go to its channel for other runners (a graph of one runner keeps all).
@@ -773,14 +784,34 @@ impl<'a> Graph<'a> {
     }
 
     fn allocate_slots(&self, n: usize) -> Result<Chain, GraphFull> {
-        Self::allocate(
+        let chain = Self::allocate(
             &self.free_slots,
             &self.fresh_slots,
             Some(&self.failed_slots),
             &self.next,
             n,
             Capacity::Tasks,
-        )
+        )?;
+        self.prefetch_next_allocation(chain.last);
+        Ok(chain)
+    }
+
+    /// Asks the CPU to fetch, for writing, the slot (and its link) that the free stack's
+    /// top was when `last` was popped, which the calling thread's next allocation likely
+    /// gets: the thread that freed it last wrote both, on its own core, and a creator that
+    /// makes one task per call would otherwise wait for each line in turn (a hint: the
+    /// stack may change meanwhile).
+    #[inline(always)]
+    fn prefetch_next_allocation(&self, last: u32) {
+        if !PREFETCHES {
+            return;
+        }
+        // `last` is the caller's: nobody else writes its link until it is freed again.
+        let top = self.next[last as usize].load(Ordering::Relaxed) as usize;
+        if let (Some(slot), Some(link)) = (self.slots.get(top), self.next.get(top)) {
+            prefetch_line_for_write(slot);
+            prefetch_line(link);
+        }
     }
 
     /// Gives back the `count` slots of a batch's chain from `first` on, which the batch
@@ -1871,20 +1902,26 @@ impl<'a> Graph<'a> {
                 .iter()
                 .any(|channel| !channel.looks_empty())
         };
-        // A loom runner looks once (spinning there only multiplies the states).
-        #[cfg(loom)]
+        // A loom runner looks once (spinning there only multiplies the states), and so does
+        // one under Miri (whose clock advances with the instructions it interprets).
+        #[cfg(any(loom, miri))]
         return busy();
-        #[cfg(not(loom))]
+        #[cfg(not(any(loom, miri)))]
         {
-            for _ in 0..RUNNER_LINGER_ROUNDS {
+            let (look_every, linger) = linger_ticks();
+            let start = crate::clock::ticks();
+            loop {
+                let look_at = crate::clock::ticks().wrapping_add(look_every);
+                while crate::clock::ticks() < look_at {
+                    std::hint::spin_loop();
+                }
                 if busy() {
                     return true;
                 }
-                for _ in 0..LINGER_POLL_PAUSES {
-                    std::hint::spin_loop();
+                if crate::clock::ticks().wrapping_sub(start) >= linger {
+                    return false;
                 }
             }
-            false
         }
     }
 
@@ -2636,6 +2673,42 @@ fn prefetch_line<T>(item: &T) {
     }
     #[cfg(not(all(target_arch = "x86_64", not(loom), not(miri))))]
     let _ = item;
+}
+
+/// Asks the CPU to load the cache line that holds `item` for writing (`prefetchw`: the
+/// line arrives owned, so the stores that follow need not fetch it again; a no-op on
+/// processors without the instruction and elsewhere).
+#[inline(always)]
+fn prefetch_line_for_write<T>(item: &T) {
+    #[cfg(all(target_arch = "x86_64", not(loom), not(miri)))]
+    {
+        let address: *const T = item;
+        // SAFETY: `prefetchw` is a hint that never faults and changes no register, flag or
+        // memory content; every x86-64 processor decodes it, and those that do not report
+        // it (Intel's before Broadwell) execute it as a no-op.
+        unsafe {
+            core::arch::asm!(
+                "prefetchw [{0}]",
+                in(reg) address,
+                options(nostack, preserves_flags, readonly)
+            )
+        };
+    }
+    #[cfg(not(all(target_arch = "x86_64", not(loom), not(miri))))]
+    let _ = item;
+}
+
+/// [`LINGER_LOOK_EVERY`] and [`RUNNER_LINGER`] in clock ticks, computed once per process.
+#[cfg(not(any(loom, miri)))]
+fn linger_ticks() -> (u64, u64) {
+    static TICKS: std::sync::OnceLock<(u64, u64)> = std::sync::OnceLock::new();
+    *TICKS.get_or_init(|| {
+        let per_us_1024 = u128::from(crate::clock::ticks_per_us_1024());
+        let ticks = |d: Duration| {
+            u64::try_from(d.as_nanos() * per_us_1024 / 1024 / 1000).unwrap_or(u64::MAX)
+        };
+        (ticks(LINGER_LOOK_EVERY), ticks(RUNNER_LINGER))
+    })
 }
 
 /// Adds `n` tasks run to a member's counters.
