@@ -43,6 +43,12 @@ pub(crate) fn ticks_per_us_1024() -> u64 {
     *RATE.get_or_init(measure_rate)
 }
 
+/// `ns` nanoseconds in ticks of a clock of `ticks_per_us_1024` ticks per microsecond (in
+/// 1/1024ths), at least one.
+pub(crate) fn ticks_in(ns: u64, ticks_per_us_1024: u64) -> u64 {
+    (ns.saturating_mul(ticks_per_us_1024) / 1000 / 1024).max(1)
+}
+
 /// The loop driver's thresholds in ticks (see [`LoopTicks`]), computed once per process.
 #[inline]
 pub(crate) fn loop_ticks() -> &'static LoopTicks {

@@ -618,7 +618,7 @@ pub(crate) struct ItemRate {
 impl LoopTicks {
     /// The thresholds for a clock of `ticks_per_us` ticks per microsecond (in 1/1024ths).
     pub(crate) fn new(ticks_per_us_1024: u64) -> LoopTicks {
-        let ticks = |ns: u64| (ns.saturating_mul(ticks_per_us_1024) / 1000 / 1024).max(1);
+        let ticks = |ns: u64| crate::clock::ticks_in(ns, ticks_per_us_1024);
         LoopTicks {
             block_target: ticks(BLOCK_TARGET_NS),
             block_limit: ticks(BLOCK_LIMIT_NS),

@@ -2703,9 +2703,9 @@ fn prefetch_line_for_write<T>(item: &T) {
 fn linger_ticks() -> (u64, u64) {
     static TICKS: std::sync::OnceLock<(u64, u64)> = std::sync::OnceLock::new();
     *TICKS.get_or_init(|| {
-        let per_us_1024 = u128::from(crate::clock::ticks_per_us_1024());
+        let rate = crate::clock::ticks_per_us_1024();
         let ticks = |d: Duration| {
-            u64::try_from(d.as_nanos() * per_us_1024 / 1024 / 1000).unwrap_or(u64::MAX)
+            crate::clock::ticks_in(u64::try_from(d.as_nanos()).unwrap_or(u64::MAX), rate)
         };
         (ticks(LINGER_LOOK_EVERY), ticks(RUNNER_LINGER))
     })
