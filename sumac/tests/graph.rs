@@ -594,24 +594,21 @@ fn runners_for_tasks_readied_apart(tasks: usize, gap: std::time::Duration) -> u6
 
 #[test]
 fn a_runner_waits_out_a_producers_short_gaps_instead_of_ending() {
-    // 25 µs apart: longer than a runner lingered when it counted spin hints (16 looks 16
-    // hints apart), shorter than the time it lingers now. A runner per task would mean
-    // each gap ended one. A preempted producer (a loaded machine) may end a runner now
-    // and then, so the run is tried up to three times.
+    // 25 µs apart: well within a runner's linger, so one runner should serve most tasks;
+    // a runner per task would mean each gap ended one. A preempted producer (a loaded
+    // machine) may end a runner now and then, so the run is tried up to three times.
     const TASKS: usize = 200;
+    const MOST_RUNNERS: u64 = (TASKS / 4) as u64;
     let gap = std::time::Duration::from_micros(25);
-    let counts: Vec<u64> = (0..3)
-        .map(|_| runners_for_tasks_readied_apart(TASKS, gap))
-        .scan(false, |passed, runners| {
-            let first_pass = !*passed;
-            *passed |= runners <= (TASKS / 4) as u64;
-            first_pass.then_some(runners)
-        })
-        .collect();
-    assert!(
-        counts.iter().any(|&runners| runners <= (TASKS / 4) as u64),
-        "runners for {TASKS} tasks readied 25 µs apart, per try: {counts:?}"
-    );
+    let mut counts = Vec::new();
+    for _ in 0..3 {
+        let runners = runners_for_tasks_readied_apart(TASKS, gap);
+        if runners <= MOST_RUNNERS {
+            return;
+        }
+        counts.push(runners);
+    }
+    panic!("runners for {TASKS} tasks readied 25 µs apart, per try: {counts:?}");
 }
 
 #[test]
