@@ -1,10 +1,10 @@
 //! The heartbeat thread: ticks while some workers are busy and some idle, and rescues
 //! the forks of workers that stopped polling (see `SCHEDULER.md`).
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Condvar, Mutex, PoisonError};
 use std::thread::{self};
-use std::time::Instant;
+use std::time::{Duration, Instant};
+
+use crate::sync::{self, AtomicBool, Condvar, Mutex, MutexGuard, Ordering};
 
 use crate::job_list::RescueSlot;
 use crate::stats::bump;
@@ -15,19 +15,92 @@ use crate::policy::{Mechanism, HEARTBEAT_LINGER, RESCUE_AFTER_TICKS, SHORTEST_TI
 use crate::registry::Registry;
 use crate::worker::RESCUE_SLOTS;
 
-/// The heartbeat thread's parking spot.
+/// The heartbeat thread's parking spot, and its protocol. The thread announces a park
+/// (`parked`) while it holds the lock, checks once more what it parks on, and waits,
+/// holding the lock until the wait releases it. A waker changes what the thread checks
+/// first and then looks at `parked`, each side with a sequentially consistent fence
+/// between its write and its read: either the thread's check sees the change, or the
+/// waker sees the park. The first waker to see a
+/// park clears `parked` and wakes the thread (under the lock, so after its wait began);
+/// wakers after it, until the thread parks again, find it woken and pay nothing. So a
+/// member that calls in again and again while the thread is on its way back from a park
+/// makes one system call, not one per call.
 pub(crate) struct HeartbeatPark {
-    pub(crate) parked: AtomicBool,
-    pub(crate) lock: Mutex<()>,
-    pub(crate) signal: Condvar,
+    parked: AtomicBool,
+    lock: Mutex<()>,
+    signal: Condvar,
 }
 
 impl HeartbeatPark {
-    /// Wakes the heartbeat thread if it waits (taking the lock it checks its condition
-    /// under, so that the wake-up cannot fall between its check and its wait).
+    pub(crate) fn new() -> HeartbeatPark {
+        HeartbeatPark {
+            parked: AtomicBool::new(false),
+            lock: Mutex::new(()),
+            signal: Condvar::new(),
+        }
+    }
+
+    /// Takes the lock under which the heartbeat thread decides whether to park.
+    pub(crate) fn lock(&self) -> MutexGuard<'_, ()> {
+        sync::lock(&self.lock)
+    }
+
+    /// Waits (the lock released meanwhile) until woken or `timeout` passed (`None`:
+    /// until woken), without announcing a park: no member's work needs a wake-up.
+    pub(crate) fn wait_timeout<'a>(
+        &self,
+        guard: MutexGuard<'a, ()>,
+        timeout: Option<Duration>,
+    ) -> MutexGuard<'a, ()> {
+        match timeout {
+            Some(timeout) => sync::wait_timeout(&self.signal, guard, timeout),
+            None => sync::wait(&self.signal, guard),
+        }
+    }
+
+    /// Parks until a waker wakes the thread, unless `needed()` holds once the park is
+    /// announced. Returns the lock and whether the thread waited.
+    pub(crate) fn park<'a>(
+        &self,
+        guard: MutexGuard<'a, ()>,
+        needed: impl Fn() -> bool,
+    ) -> (MutexGuard<'a, ()>, bool) {
+        self.parked.store(true, Ordering::SeqCst);
+        sync::fence(Ordering::SeqCst);
+        if needed() {
+            self.parked.store(false, Ordering::SeqCst);
+            return (guard, false);
+        }
+        let guard = sync::wait(&self.signal, guard);
+        self.parked.store(false, Ordering::SeqCst);
+        (guard, true)
+    }
+
+    /// Whether the heartbeat thread announced a park that no waker has ended yet. Call
+    /// after changing what it parks on.
+    #[inline]
+    pub(crate) fn is_parked(&self) -> bool {
+        sync::fence(Ordering::SeqCst);
+        self.parked.load(Ordering::SeqCst)
+    }
+
+    /// Wakes the heartbeat thread if it parked and no other waker is waking it already;
+    /// returns whether this call woke it. Call after changing what it parks on.
+    #[inline]
+    pub(crate) fn wake_if_parked(&self) -> bool {
+        if self.is_parked() && self.parked.swap(false, Ordering::SeqCst) {
+            self.wake();
+            true
+        } else {
+            false
+        }
+    }
+
+    /// Wakes the heartbeat thread from a park or a timed wait (taking the lock it
+    /// decides under, so that the wake-up cannot fall between its check and its wait).
     #[cold]
-    pub(crate) fn notify(&self) {
-        let _guard = self.lock.lock().unwrap_or_else(PoisonError::into_inner);
+    pub(crate) fn wake(&self) {
+        let _guard = sync::lock(&self.lock);
         self.signal.notify_all();
     }
 }
@@ -57,7 +130,7 @@ pub(crate) fn heartbeat_main(registry: &Registry) {
     loop {
         let mut parked = false;
         {
-            let mut guard = park.lock.lock().unwrap_or_else(PoisonError::into_inner);
+            let mut guard = park.lock();
             loop {
                 if registry.is_terminating() {
                     return;
@@ -67,27 +140,14 @@ pub(crate) fn heartbeat_main(registry: &Registry) {
                 }
                 if linger && registry.pool_idle() && last_useful.elapsed() < HEARTBEAT_LINGER {
                     // Look again in a while, without ticking: nobody needs to wake us.
-                    guard = park
-                        .signal
-                        .wait_timeout(guard, linger_period)
-                        .unwrap_or_else(PoisonError::into_inner)
-                        .0;
+                    guard = park.wait_timeout(guard, Some(linger_period));
                     continue;
                 }
-                park.parked.store(true, Ordering::SeqCst);
-                // Re-check after announcing we park: whoever changes a count we read
-                // changes it first and then looks at `parked` (both sequentially
-                // consistent; see `Registry::unpark_heartbeat`).
-                if registry.heartbeat_thread_needed() || registry.is_terminating() {
-                    park.parked.store(false, Ordering::SeqCst);
-                    continue;
-                }
-                guard = park
-                    .signal
-                    .wait(guard)
-                    .unwrap_or_else(PoisonError::into_inner);
-                park.parked.store(false, Ordering::SeqCst);
-                parked = true;
+                let (relocked, waited) = park.park(guard, || {
+                    registry.heartbeat_thread_needed() || registry.is_terminating()
+                });
+                guard = relocked;
+                parked |= waited;
             }
         }
         if parked {
@@ -253,27 +313,22 @@ fn pause_until(registry: &Registry, deadline: Option<Instant>) {
         return;
     }
     let park = &registry.heartbeat_park;
-    let mut guard = park.lock.lock().unwrap_or_else(PoisonError::into_inner);
+    let mut guard = park.lock();
     loop {
         if registry.is_terminating() {
             return;
         }
-        guard = match deadline {
+        let timeout = match deadline {
             Some(deadline) => {
                 let now = Instant::now();
                 if now >= deadline {
                     return;
                 }
-                park.signal
-                    .wait_timeout(guard, deadline - now)
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .0
+                Some(deadline - now)
             }
-            None => park
-                .signal
-                .wait(guard)
-                .unwrap_or_else(PoisonError::into_inner),
+            None => None,
         };
+        guard = park.wait_timeout(guard, timeout);
     }
 }
 
@@ -295,5 +350,44 @@ mod tests {
         .join()
         .unwrap();
         assert_eq!(u64::try_from(slack).ok(), Some(HEARTBEAT_TIMER_SLACK_NS));
+    }
+
+    /// The first waker of a parked heartbeat thread ends the park before it wakes the
+    /// thread: a waker after it, before the thread ran again, finds nothing to wake and
+    /// takes no lock.
+    #[test]
+    fn only_the_first_waker_of_a_park_wakes_the_heartbeat_thread() {
+        use std::sync::Arc;
+        let park = Arc::new(HeartbeatPark::new());
+        let parker = {
+            let park = Arc::clone(&park);
+            std::thread::spawn(move || {
+                let guard = park.lock();
+                let (_guard, waited) = park.park(guard, || false);
+                waited
+            })
+        };
+        while !park.is_parked() {
+            std::thread::yield_now();
+        }
+        // The park was announced under the lock: once we hold it, the parker waits, and
+        // it cannot return from its wait, nor the first waker wake it, until we let go.
+        let held = park.lock();
+        let first_waker = {
+            let park = Arc::clone(&park);
+            std::thread::spawn(move || park.wake_if_parked())
+        };
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while park.is_parked() && Instant::now() < deadline {
+            std::thread::yield_now();
+        }
+        assert!(
+            !park.is_parked(),
+            "the first waker ends the park before it takes the lock to wake"
+        );
+        assert!(!park.wake_if_parked(), "a second waker has nothing to wake");
+        drop(held);
+        assert!(first_waker.join().unwrap(), "the first waker woke the thread");
+        assert!(parker.join().unwrap(), "the thread waited until woken");
     }
 }

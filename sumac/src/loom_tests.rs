@@ -1,7 +1,7 @@
 //! Loom plumbing shared by every model (`model`, `note`, [`Slot`]), and models of the
 //! pieces that two threads use without a pool: a scope's count latch owned by a thread
-//! outside every pool, with the debts of the members that run its jobs, and the
-//! published best position of ordered searches. Whole pools are modelled in
+//! outside every pool, with the debts of the members that run its jobs, the published
+//! best position of ordered searches, and the heartbeat thread's park. Whole pools are modelled in
 //! `loom_pool.rs`, on the production code; `SCHEDULER.md` ("What checks this") lists
 //! every model by subject.
 //!
@@ -252,4 +252,44 @@ fn loom_find_last_best_is_never_mixed() {
         (1 << 64) + 2,
         (1 << 64) + 5,
     );
+}
+
+// ---------------------------------------------------------------------------------------
+// 3. The heartbeat thread's park
+// ---------------------------------------------------------------------------------------
+
+/// Drives `HeartbeatPark` (production): the heartbeat thread parks until two events have
+/// happened, re-parking after a wake-up that came too early; each of two wakers records
+/// its event (sequentially consistent, as the registry's counts are) and then calls
+/// `wake_if_parked`. A wake-up lost between the thread's check and its wait, or skipped
+/// because an earlier waker's wake-up was taken for this one's, leaves the thread
+/// waiting forever: a deadlock.
+#[test]
+fn loom_heartbeat_park_loses_no_wake_up() {
+    use crate::heartbeat::HeartbeatPark;
+    use crate::sync::AtomicUsize;
+    model(Some(3), || {
+        let park = Arc::new(HeartbeatPark::new());
+        let events = Arc::new(AtomicUsize::new(0));
+        let wakers: Vec<_> = (0..2)
+            .map(|i| {
+                let (park, events) = (Arc::clone(&park), Arc::clone(&events));
+                thread::spawn(move || {
+                    events.fetch_add(1, Ordering::SeqCst);
+                    let woke = park.wake_if_parked();
+                    note(format_args!("waker {i} recorded its event, woke: {woke}"));
+                })
+            })
+            .collect();
+        let mut guard = park.lock();
+        while events.load(Ordering::SeqCst) < 2 {
+            let (relocked, waited) = park.park(guard, || events.load(Ordering::SeqCst) == 2);
+            note(format_args!("heartbeat thread back, waited: {waited}"));
+            guard = relocked;
+        }
+        drop(guard);
+        for waker in wakers {
+            waker.join().unwrap();
+        }
+    });
 }

@@ -122,6 +122,12 @@ pub(crate) const BACK_TO_BACK_NS: u64 = 2_000;
 /// before it rates its items: the reads' jitter is then a small part of it.
 pub(crate) const TIMED_BLOCK_READS: u64 = 4;
 
+/// How many clock reads' time a block must last, net of the clock's own cost, before
+/// it gives a rough rate (`next-phase-split`): a one-item block's own work (its split,
+/// its fold's call) costs about a read, and a clock may advance in steps of a read, so
+/// one read beyond the clock's cost is what an item of no cost often measures.
+pub(crate) const ROUGH_RATE_READS: u64 = 2;
+
 /// The fastest growth from one block to the next.
 pub(crate) const MAX_BLOCK_GROWTH: u64 = 64;
 
@@ -646,13 +652,15 @@ impl LoopTicks {
     }
 
     /// A rough rate of a block of `n` items that took `ticks`: the same figures as
-    /// [`rate`](Self::rate), for any block that lasted a clock read beyond the clock's
-    /// own cost (for one too short for `rate`, its time per item with the read is an
-    /// overstatement, by at most half). `None` for a block that timed mostly the clock.
+    /// [`rate`](Self::rate), for any block that lasted [`ROUGH_RATE_READS`] clock reads
+    /// beyond the clock's own cost (for one too short for `rate`, its time per item with
+    /// the read is an overstatement, by at most a third). `None` for a block that timed
+    /// mostly the clock and the block's own work.
     #[inline]
     pub(crate) fn rough_rate(&self, ticks: u64, n: usize) -> Option<ItemRate> {
-        (ticks.saturating_sub(self.read_cost) >= self.read_cost.max(1))
-            .then(|| self.item_rate(ticks, n))
+        (ticks.saturating_sub(self.read_cost)
+            >= self.read_cost.max(1).saturating_mul(ROUGH_RATE_READS))
+        .then(|| self.item_rate(ticks, n))
     }
 
     /// The cost per item of a block of `n` items that took `ticks`, with and without
@@ -870,12 +878,16 @@ mod tests {
     }
 
     #[test]
-    fn a_rough_rate_tells_of_a_block_from_one_read_beyond_the_clocks_cost() {
+    fn a_rough_rate_tells_of_a_block_from_two_reads_beyond_the_clocks_cost() {
         // A clock of 1 tick per ns whose reads are 20 ns apart.
         let ticks = LoopTicks::new(1024 * 1000).with_read_cost(20);
         // Under one read net: the clock, nothing else.
         assert_eq!(ticks.rough_rate(39, 1), None);
-        // From one read net to four: the time with the read, an overstatement.
+        // One read net: what a block's own work and a clock that steps by a read
+        // measure of an item of no cost.
+        assert_eq!(ticks.rough_rate(40, 1), None);
+        assert_eq!(ticks.rough_rate(59, 1), None);
+        // From two reads net to four: the time with the read, an overstatement.
         assert_eq!(
             ticks.rough_rate(60, 1),
             Some(ItemRate {

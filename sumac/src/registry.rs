@@ -9,7 +9,7 @@
 use std::io;
 use std::panic::{self, AssertUnwindSafe};
 use std::ptr::{self};
-use std::sync::{Arc, Condvar, Mutex, OnceLock, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use crossbeam_utils::CachePadded;
 
@@ -151,11 +151,7 @@ impl Registry {
             heartbeat_interval: config.heartbeat_interval,
             mechanisms: config.mechanisms,
             forced_splits: config.forced_splits,
-            heartbeat_park: HeartbeatPark {
-                parked: std::sync::atomic::AtomicBool::new(false),
-                lock: Mutex::new(()),
-                signal: Condvar::new(),
-            },
+            heartbeat_park: HeartbeatPark::new(),
             panic_handler: config.panic_handler,
             start_handler: config.start_handler,
             exit_handler: config.exit_handler,
@@ -445,7 +441,7 @@ impl Registry {
         }
         self.release_live_unit();
         self.queues.wake_all();
-        self.heartbeat_park.notify();
+        self.heartbeat_park.wake();
     }
 
     /// Joins the pool's threads, unless called on a worker of any pool (then they are
@@ -513,9 +509,7 @@ impl Registry {
         let guests = self.places_held_by_guests();
         if before + 1 == self.num_threads() && !self.seats.any_claimed() {
             // The pool went idle: a parked heartbeat thread wakes to linger.
-            if self.heartbeat_park.parked.load(Ordering::SeqCst) {
-                self.heartbeat_park.notify();
-            }
+            self.heartbeat_park.wake_if_parked();
         } else if before == 0 || before == guests {
             self.unpark_heartbeat();
         }
@@ -723,13 +717,14 @@ impl Registry {
 
     /// Wakes the heartbeat thread if it parked and must tick now. Whoever changes a
     /// count that [`heartbeat_thread_needed`](Self::heartbeat_thread_needed) reads calls
-    /// this afterwards: every access is sequentially consistent, and the heartbeat
-    /// thread sets `parked` before it reads the counts, so either it sees the change or
-    /// the last thread to change a count sees it parked, and sees every count as it is.
+    /// this afterwards: the heartbeat thread sets `parked` before it reads the counts,
+    /// and each side fences between its write and its read (see [`HeartbeatPark`]), so
+    /// either it sees the change or the last thread to change a count sees it parked,
+    /// and sees every count as it is.
     #[inline]
     pub(crate) fn unpark_heartbeat(&self) {
-        if self.heartbeat_park.parked.load(Ordering::SeqCst) && self.heartbeat_thread_needed() {
-            self.heartbeat_park.notify();
+        if self.heartbeat_park.is_parked() && self.heartbeat_thread_needed() {
+            self.heartbeat_park.wake_if_parked();
         }
     }
 
