@@ -18,13 +18,13 @@ use crate::worker::RESCUE_SLOTS;
 /// The heartbeat thread's parking spot, and its protocol. The thread announces a park
 /// (`parked`) while it holds the lock, checks once more what it parks on, and waits,
 /// holding the lock until the wait releases it. A waker changes what the thread checks
-/// first and then looks at `parked`, each side with a sequentially consistent fence
-/// between its write and its read: either the thread's check sees the change, or the
-/// waker sees the park. The first waker to see a
-/// park clears `parked` and wakes the thread (under the lock, so after its wait began);
-/// wakers after it, until the thread parks again, find it woken and pay nothing. So a
-/// member that calls in again and again while the thread is on its way back from a park
-/// makes one system call, not one per call.
+/// first and then looks at `parked`. Every access is sequentially consistent (and so
+/// ordered under loom too: `sync::order_seq_cst_accesses`): either the thread's check
+/// sees the change, or the waker sees the park. The first waker to see a park clears
+/// `parked` and wakes the thread (under the lock, so after its wait began); wakers
+/// after it, until the thread parks again, find it woken and pay nothing. So a member
+/// that calls in again and again while the thread is on its way back from a park makes
+/// one system call, not one per call.
 pub(crate) struct HeartbeatPark {
     parked: AtomicBool,
     lock: Mutex<()>,
@@ -66,7 +66,7 @@ impl HeartbeatPark {
         needed: impl Fn() -> bool,
     ) -> (MutexGuard<'a, ()>, bool) {
         self.parked.store(true, Ordering::SeqCst);
-        sync::fence(Ordering::SeqCst);
+        sync::order_seq_cst_accesses();
         if needed() {
             self.parked.store(false, Ordering::SeqCst);
             return (guard, false);
@@ -80,7 +80,7 @@ impl HeartbeatPark {
     /// after changing what it parks on.
     #[inline]
     pub(crate) fn is_parked(&self) -> bool {
-        sync::fence(Ordering::SeqCst);
+        sync::order_seq_cst_accesses();
         self.parked.load(Ordering::SeqCst)
     }
 
@@ -387,7 +387,10 @@ mod tests {
         );
         assert!(!park.wake_if_parked(), "a second waker has nothing to wake");
         drop(held);
-        assert!(first_waker.join().unwrap(), "the first waker woke the thread");
+        assert!(
+            first_waker.join().unwrap(),
+            "the first waker woke the thread"
+        );
         assert!(parker.join().unwrap(), "the thread waited until woken");
     }
 }

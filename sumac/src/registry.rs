@@ -717,8 +717,8 @@ impl Registry {
 
     /// Wakes the heartbeat thread if it parked and must tick now. Whoever changes a
     /// count that [`heartbeat_thread_needed`](Self::heartbeat_thread_needed) reads calls
-    /// this afterwards: the heartbeat thread sets `parked` before it reads the counts,
-    /// and each side fences between its write and its read (see [`HeartbeatPark`]), so
+    /// this afterwards: every access is sequentially consistent, and the heartbeat
+    /// thread sets `parked` before it reads the counts (see [`HeartbeatPark`]), so
     /// either it sees the change or the last thread to change a count sees it parked,
     /// and sees every count as it is.
     #[inline]

@@ -23,6 +23,18 @@ pub(crate) use std::sync::atomic::{
 
 pub(crate) use std::sync::atomic::Ordering;
 
+/// Orders a thread's sequentially consistent write before its sequentially consistent
+/// read of another location, for a protocol in which two threads each write one and
+/// read the other (either one sees the other's write). Outside loom the single total
+/// order of `SeqCst` accesses already does, and this is nothing; loom models `SeqCst`
+/// loads and stores as acquire and release only (tokio-rs/loom#180), so under loom this
+/// is a `SeqCst` fence, which it models.
+#[inline(always)]
+pub(crate) fn order_seq_cst_accesses() {
+    #[cfg(loom)]
+    fence(Ordering::SeqCst);
+}
+
 /// A value (of `crate::sync` atomics) inside memory that a reference count loom cannot
 /// see frees: an async task's allocation, freed through async-task's std atomics. Never
 /// dropped: its atomics need no drop, and under loom their drop would count as an access
