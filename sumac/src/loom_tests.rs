@@ -1,9 +1,9 @@
 //! Loom plumbing shared by every model (`model`, `note`, [`Slot`]), and models of the
 //! pieces that two threads use without a pool: a scope's count latch owned by a thread
 //! outside every pool, with the debts of the members that run its jobs, the published
-//! best position of ordered searches, and the heartbeat thread's park. Whole pools are modelled in
-//! `loom_pool.rs`, on the production code; `SCHEDULER.md` ("What checks this") lists
-//! every model by subject.
+//! best position of ordered searches, and the heartbeat thread's park. Whole pools are
+//! modelled in `loom_pool.rs`, on the production code; `SCHEDULER.md` ("What checks
+//! this") lists every model by subject.
 //!
 //! Run with
 //! `RUSTFLAGS="--cfg loom" CARGO_TARGET_DIR=target/loom cargo test -p sumac --lib --profile release-test loom_ -- --test-threads=1`.
