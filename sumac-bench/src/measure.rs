@@ -78,10 +78,13 @@ pub fn measure<T: Target>(
     let paired = sampling == Sampling::Paired;
     let mut fastest = first.0;
     let mut fastest_reference = Duration::MAX;
+    let mut batch = WarmupBatch::default();
+    let mut reference_batch = WarmupBatch::default();
     while warm_start.elapsed() < cfg.warmup {
-        fastest = fastest.min(timed_run(target, T::run).0);
+        fastest = fastest.min(batch.run(target, T::run));
         if paired {
-            fastest_reference = fastest_reference.min(timed_run(target, T::run_reference).0);
+            fastest_reference =
+                fastest_reference.min(reference_batch.run(target, T::run_reference));
         }
     }
     if paired && fastest_reference == Duration::MAX {
@@ -117,6 +120,34 @@ pub fn measure<T: Target>(
         note,
         failure,
         ..RunOutcome::default()
+    }
+}
+
+/// A warm-up batch lasts at least this long once its runs are timed together: the
+/// clock is read once per batch, not once per run, so that a short run's warm-up (and a
+/// profile of it) is not mostly clock reads.
+const WARMUP_BATCH: Duration = Duration::from_micros(100);
+
+/// The warm-up's runs of one side, timed in batches that double until a batch lasts
+/// [`WARMUP_BATCH`] (one run at a time for a target that resets before every run).
+struct WarmupBatch {
+    runs: usize,
+}
+
+impl Default for WarmupBatch {
+    fn default() -> WarmupBatch {
+        WarmupBatch { runs: 1 }
+    }
+}
+
+impl WarmupBatch {
+    /// Runs one batch; returns the time per run.
+    fn run<T: Target>(&mut self, target: &mut T, run: fn(&mut T) -> u64) -> Duration {
+        let per_run = Duration::from_nanos(sample(target, run, self.runs) as u64);
+        if !T::NEEDS_RESET && per_run * (self.runs as u32) < WARMUP_BATCH {
+            self.runs = (self.runs * 2).min(WARMUP_BATCH.as_nanos() as usize);
+        }
+        per_run
     }
 }
 
@@ -289,6 +320,53 @@ mod tests {
         let (out, target) = measure_counting(Sampling::Alone);
         assert!(out.reference_ns.is_empty());
         assert_eq!(target.reference_runs, 0);
+    }
+
+    #[test]
+    fn warm_up_batches_double_until_they_last_the_batch_time() {
+        let mut target = Counting {
+            runs: 0,
+            reference_runs: 0,
+        };
+        let mut batch = WarmupBatch::default();
+        let mut sizes = Vec::new();
+        for _ in 0..8 {
+            sizes.push(batch.runs);
+            batch.run(&mut target, Counting::run);
+        }
+        // A run of `Counting` lasts far less than a batch: each batch doubles, but for
+        // one that a preemption of this thread made last the batch time.
+        assert!(
+            sizes.windows(2).all(|w| w[1] == w[0] || w[1] == 2 * w[0]),
+            "{sizes:?}"
+        );
+        assert!(batch.runs >= 32, "{sizes:?}");
+        assert_eq!(target.runs, sizes.iter().sum::<usize>() as u64);
+    }
+
+    #[test]
+    fn warm_up_runs_of_a_target_that_resets_are_timed_one_at_a_time() {
+        struct Resetting(u64);
+        impl Target for Resetting {
+            const NEEDS_RESET: bool = true;
+            fn reset(&mut self) {}
+            fn run(&mut self) -> u64 {
+                self.0 += 1;
+                self.0
+            }
+            fn run_reference(&mut self) -> u64 {
+                0
+            }
+            fn check(&self, out: u64) -> u64 {
+                out
+            }
+        }
+        let mut target = Resetting(0);
+        let mut batch = WarmupBatch::default();
+        for _ in 0..4 {
+            batch.run(&mut target, Resetting::run);
+        }
+        assert_eq!((batch.runs, target.0), (1, 4));
     }
 
     #[test]
