@@ -144,6 +144,8 @@ impl WarmupBatch {
     /// Runs one batch; returns the time per run.
     fn run<T: Target>(&mut self, target: &mut T, run: fn(&mut T) -> u64) -> Duration {
         let per_run = Duration::from_nanos(sample(target, run, self.runs) as u64);
+        // At most as many runs as the batch time has nanoseconds (a run lasts at least
+        // one), which keeps `runs` within `u32` for the product.
         if !T::NEEDS_RESET && per_run * (self.runs as u32) < WARMUP_BATCH {
             self.runs = (self.runs * 2).min(WARMUP_BATCH.as_nanos() as usize);
         }
