@@ -1063,6 +1063,47 @@ fn a_full_graph_refuses_whole_batches_and_takes_tasks_again_once_slots_free() {
 }
 
 #[test]
+fn after_compact_tasks_take_every_slot_in_index_order_before_freed_ones() {
+    let one_at_a_time = |graph: &TaskGraph<'static>| {
+        let id = graph.create(|_| ()).unwrap();
+        graph.ready(&[id]).unwrap();
+        graph.wait_all().unwrap();
+        id.slot()
+    };
+    let mut graph = TaskGraph::builder().max_tasks(16).build().unwrap();
+    // Without a compaction, a freed slot comes first.
+    let a = one_at_a_time(&graph);
+    assert_eq!(one_at_a_time(&graph), a);
+    graph.compact().unwrap();
+    // Each task finishes (and frees its slot) before the next is made, yet the next
+    // takes the following slot rather than the freed one, up to the last slot.
+    let slots: Vec<usize> = (0..16).map(|_| one_at_a_time(&graph)).collect();
+    assert_eq!(slots, (0..16).collect::<Vec<_>>());
+    // Then freed slots are reused.
+    let b = one_at_a_time(&graph);
+    assert_eq!(one_at_a_time(&graph), b);
+    // Links too: once both of a two-link graph's links were taken in order, freed ones
+    // serve round after round (and slots, once all 64 were taken).
+    let mut linked = TaskGraph::builder()
+        .max_tasks(64)
+        .max_dependencies(2)
+        .build()
+        .unwrap();
+    linked.compact().unwrap();
+    for _ in 0..20 {
+        let ids = linked
+            .create_batch((0..4).map(|_| |_: &Task<'_, 'static>| ()))
+            .unwrap();
+        // The first dependency takes the task's own link, the other two the graph's.
+        linked
+            .add_dependencies(ids[0], &[ids[1], ids[2], ids[3]])
+            .unwrap();
+        linked.ready(&ids).unwrap();
+        linked.wait_all().unwrap();
+    }
+}
+
+#[test]
 fn each_task_has_a_link_of_its_own_for_its_first_dependency_in_every_generation() {
     // No links to allocate: chains of one dependency per task run on the tasks' own links,
     // round after round in the same slots, through `add_dependencies` and linked batches.

@@ -83,9 +83,10 @@
 //! # Memory
 //! Nothing is allocated per task: slots, their link indices and the dependency links are
 //! arrays allocated (zeroed, so mapped lazily) when the graph is built; freed slots and
-//! links go back to lock-free free stacks in batches. Each slot also has a link of its
-//! own, which serves its task's first dependency (`Graph::own_link`): a task with one
-//! dependency, the common case in chains and trees, allocates and frees no link. A
+//! links go back to lock-free free stacks in batches. After a compaction, slots and links
+//! never used since are taken in index order before freed ones (see `Graph::allocate`). Each slot also has a link of its own, which serves its task's
+//! first dependency (`Graph::own_link`): a task with one dependency, the common case in
+//! chains and trees, allocates and frees no link. A
 //! failed one-shot task's slot waits on a stack of its own until `wait_all` reports the
 //! failure (or no other slot is left), so that a dependency added on it later still
 //! finds it failed rather than reused. Each channel's ready queue (`ready`) is a ring of
@@ -331,6 +332,9 @@ pub struct Graph<'a> {
     failed_slots: FreeStack,
     /// Slots never used yet start here (allocation bumps it).
     fresh_slots: CachePadded<AtomicU32>,
+    /// Set by [`compact`](Self::compact): allocation takes slots never used since in
+    /// index order before freed ones (see [`Graph::allocate`]).
+    in_order: AtomicBool,
     /// Per link: the task it releases. The first `max_links` links are allocated; the
     /// rest, if any, are the tasks' own links (see [`Graph::own_link`]).
     link_target: Box<[AtomicU32]>,
@@ -593,6 +597,7 @@ impl<'a> Graph<'a> {
             free_slots: CachePadded::new(FreeStack::new()),
             failed_slots: FreeStack::new(),
             fresh_slots: CachePadded::new(AtomicU32::new(0)),
+            in_order: AtomicBool::new(false),
             link_target: atomic_array(config.max_dependencies + own_links),
             link_next: atomic_array(config.max_dependencies + own_links),
             max_links: config.max_dependencies,
@@ -713,9 +718,16 @@ impl<'a> Graph<'a> {
 
     /// Takes `n` indices from `free`, then from the never-used range, then from `spare`
     /// (if any); all or nothing.
+    ///
+    /// `in_order` (after a compaction): indices never used since come first, in index
+    /// order, while any are left. A freed index lies wherever its task finished, last
+    /// written by the thread that freed it, and the next is found only by reading its link
+    /// there; fresh ones lie in order and are counted, not read. Otherwise freed indices
+    /// come first, so that memory is touched only as the number in use grows.
     fn allocate(
         free: &FreeStack,
         fresh: &AtomicU32,
+        in_order: bool,
         spare: Option<&FreeStack>,
         next: &[AtomicU32],
         n: usize,
@@ -729,6 +741,9 @@ impl<'a> Graph<'a> {
             return Err(full);
         };
         let mut chain = Chain::EMPTY;
+        if in_order && Self::bump_until(fresh, next, wanted, &mut chain) {
+            return Ok(chain);
+        }
         Self::pop_until(free, next, wanted, &mut chain);
         if !Self::bump_until(fresh, next, wanted, &mut chain) {
             if let Some(spare) = spare {
@@ -787,6 +802,7 @@ impl<'a> Graph<'a> {
         let chain = Self::allocate(
             &self.free_slots,
             &self.fresh_slots,
+            self.in_order.load(Ordering::Relaxed),
             Some(&self.failed_slots),
             &self.next,
             n,
@@ -834,6 +850,7 @@ impl<'a> Graph<'a> {
         Self::allocate(
             &self.free_links,
             &self.fresh_links,
+            self.in_order.load(Ordering::Relaxed),
             None,
             &self.link_next[..self.max_links],
             n,
@@ -2604,6 +2621,7 @@ impl<'a> Graph<'a> {
         self.fresh_slots.store(0, Ordering::Release);
         self.free_links.clear();
         self.fresh_links.store(0, Ordering::Release);
+        self.in_order.store(true, Ordering::Relaxed);
         Ok(())
     }
 

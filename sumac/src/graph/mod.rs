@@ -246,7 +246,8 @@ impl Default for TaskGraphBuilder<'_> {
 impl<'p> TaskGraphBuilder<'p> {
     /// Task slots (default [`DEFAULT_MAX_TASKS`]; 1 to [`MAX_TASKS`]). The memory is
     /// reserved at build time (about 76 bytes per slot, and up to 8 more per slot for each
-    /// channel's ready queue) and touched only as slots are used.
+    /// channel's ready queue) and touched only as slots are used (every slot in turn after
+    /// [`TaskGraph::compact`]).
     pub fn max_tasks(mut self, n: usize) -> Self {
         self.max_tasks = n;
         self
@@ -373,7 +374,11 @@ impl TaskGraph<'_> {
     /// Lets new tasks take slots in creation order again. Finished tasks give their slots
     /// back in whatever order they finish, so after a big graph ran, a new one gets its
     /// slots scattered over memory (each task then costs cache misses where neighbours
-    /// shared lines). Call this between runs of big graphs; it is cheap. Failures not yet
+    /// shared lines, and the misses of a slot freed on another core). After `compact`,
+    /// new tasks take the slots (and dependency links) in index order, all of them before
+    /// any freed meanwhile, so the graph's whole reserved memory is touched once it made
+    /// [`max_tasks`](Graph::max_tasks) tasks. Call this between runs of big graphs; it is
+    /// cheap. Failures not yet
     /// reported are still reported by [`Graph::wait_all`], but the failed tasks' slots go
     /// to new tasks like any other (see [`Graph::add_dependencies`]).
     ///
