@@ -1614,6 +1614,52 @@ fn a_linked_batch_after_outside_tasks_runs_or_is_cancelled_as_they_end() {
 }
 
 #[test]
+fn a_linked_batch_takes_no_links_for_finished_tasks_and_is_cancelled_after_failed_ones() {
+    let graph = TaskGraph::builder()
+        .max_tasks(16)
+        .max_dependencies(1)
+        .build()
+        .unwrap();
+    let done = graph
+        .create_batch((0..3).map(|_| |_: &Task<'_, 'static>| ()))
+        .unwrap();
+    graph.ready(&done).unwrap();
+    graph.wait_all().unwrap();
+    let bad = graph.create(|_| panic!("fails before the batch")).unwrap();
+    graph.ready(&[bad]).unwrap();
+    graph.wait(bad).unwrap();
+    let ran = Arc::new(AtomicUsize::new(0));
+    let task = |ran: &Arc<AtomicUsize>| {
+        let ran = Arc::clone(ran);
+        move |_: &Task<'_, 'static>| {
+            ran.fetch_add(1, Ordering::SeqCst);
+        }
+    };
+    // Three links per task would not fit: a task's own link and the graph's one link
+    // serve two dependencies at a time.
+    let finished = |order: [usize; 3]| order.map(|k| Before::Task(done[k])).to_vec();
+    let ids = graph
+        .create_linked_batch(
+            [
+                (task(&ran), finished([0, 1, 2])),
+                (task(&ran), finished([2, 0, 1])),
+                (task(&ran), vec![Before::Task(done[1]), Before::Task(bad)]),
+                (task(&ran), vec![Before::InBatch(2)]),
+            ],
+            true,
+        )
+        .unwrap();
+    let failure = failure(graph.wait_all());
+    assert_eq!(failure.panic.as_ref().map(|(id, _)| *id), Some(bad));
+    assert_eq!(ran.load(Ordering::SeqCst), 2);
+    let mut cancelled = failure.cancelled_ids.clone();
+    cancelled.sort_by_key(|id| id.slot());
+    let mut expected = vec![ids[2], ids[3]];
+    expected.sort_by_key(|id| id.slot());
+    assert_eq!(cancelled, expected);
+}
+
+#[test]
 fn a_linked_batch_with_a_bad_dependency_makes_nothing_and_drops_its_closures() {
     let other = TaskGraph::builder().build().unwrap();
     let foreign = other.create(|_| ()).unwrap();

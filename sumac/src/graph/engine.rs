@@ -496,6 +496,10 @@ impl<'g, 'a, 'v> LinkedBatch<'g, 'a, 'v> {
                 }
                 Before::Task(id) => {
                     graph.check_dependency(id, 0)?;
+                    if graph.succeeded(id) {
+                        // Nothing to wait for, and it stays so: no link, no count.
+                        continue;
+                    }
                     let link = match own.take() {
                         Some(link) => link,
                         None => self.take_link()?,
@@ -706,6 +710,18 @@ impl<'a> Graph<'a> {
     fn finished(&self, index: usize, generation: u32) -> bool {
         let dependents = self.slots[index].dependents.load(Ordering::SeqCst);
         generation_of(dependents) != generation || dependents & CLOSED != 0
+    }
+
+    /// Whether one-shot task `id` finished without failing (or so long ago that its slot
+    /// moved on, which `push_dependent` counts the same). Once true it stays true (only a
+    /// re-run reopens a task, a reusable one). Acquire: the caller sees the task's
+    /// effects.
+    #[inline]
+    fn succeeded(&self, id: TaskId) -> bool {
+        let dependents = self.slots[id.index as usize]
+            .dependents
+            .load(Ordering::Acquire);
+        generation_of(dependents) != id.generation || dependents & (CLOSED | FAILED) == CLOSED
     }
 
     fn is_pool_channel(&self, channel: usize) -> bool {
