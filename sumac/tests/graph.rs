@@ -2050,6 +2050,74 @@ fn stress_producers_outside_the_pool_race_runners_that_come_and_go() {
 }
 
 #[test]
+fn stress_compacted_graphs_run_chains_through_the_in_order_sweep_and_then_freed_slots() {
+    // 96 slots, 200 chained tasks a round: each round takes the never-used slots first,
+    // in order (while runners free the earlier ones), then freed ones once the sweep
+    // ends, waiting whenever the graph is full.
+    let pool = stress_pool(2);
+    let mut graph = TaskGraph::builder()
+        .max_tasks(96)
+        .max_dependencies(256)
+        .pool(&pool)
+        .build()
+        .unwrap();
+    let order = Arc::new(Mutex::new(Vec::new()));
+    let mut ids: Vec<TaskId> = Vec::new();
+    let mut batch = Vec::new();
+    for round in 0..300usize {
+        graph.compact().unwrap();
+        ids.clear();
+        order.lock().unwrap().clear();
+        for start in (0..200usize).step_by(8) {
+            let made = &ids[..];
+            let tasks = (start..start + 8).map(|j| {
+                let order = Arc::clone(&order);
+                let before: Vec<Before> = match j {
+                    0 => vec![],
+                    j if j == start => vec![Before::Task(made[j - 1])],
+                    // The chain, and a second link to a task of the last batch.
+                    j => {
+                        let mut before = vec![Before::InBatch(j - 1 - start)];
+                        before.extend(
+                            start
+                                .checked_sub(1 + round % 8)
+                                .map(|k| Before::Task(made[k])),
+                        );
+                        before
+                    }
+                };
+                (
+                    move |_: &Task<'_, 'static>| order.lock().unwrap().push(j),
+                    before,
+                )
+            });
+            loop {
+                batch.clear();
+                match graph.create_linked_batch_into(
+                    graph.default_channel(),
+                    tasks.clone(),
+                    true,
+                    &mut batch,
+                ) {
+                    Ok(()) => break,
+                    Err(TaskError::Full(_)) => std::thread::yield_now(),
+                    Err(other) => panic!("round {round}: {other:?}"),
+                }
+            }
+            ids.extend_from_slice(&batch);
+        }
+        graph.wait_all().unwrap();
+        assert_eq!(
+            *order.lock().unwrap(),
+            (0..200).collect::<Vec<_>>(),
+            "round {round}"
+        );
+        let swept: Vec<usize> = ids[..96].iter().map(|id| id.slot()).collect();
+        assert_eq!(swept, (0..96).collect::<Vec<_>>(), "round {round}");
+    }
+}
+
+#[test]
 fn a_graph_that_outlives_its_pool_runs_its_tasks_and_drops_without_hanging() {
     finishes("graph after its pool", || {
         let pool = stress_pool(2);
