@@ -84,12 +84,13 @@
 //! Nothing is allocated per task: slots, their link indices and the dependency links are
 //! arrays allocated (zeroed, so mapped lazily) when the graph is built; freed slots and
 //! links go back to lock-free free stacks in batches. After a compaction, slots and links
-//! never used since are taken in index order before freed ones (see `Graph::allocate`). Each slot also has a link of its own, which serves its task's
-//! first dependency (`Graph::own_link`): a task with one dependency, the common case in
-//! chains and trees, allocates and frees no link. A
-//! failed one-shot task's slot waits on a stack of its own until `wait_all` reports the
-//! failure (or no other slot is left), so that a dependency added on it later still
-//! finds it failed rather than reused. Each channel's ready queue (`ready`) is a ring of
+//! never used since are taken in index order before freed ones (see `Graph::allocate`).
+//! Each slot also has a link of its own, which serves its task's first dependency
+//! (`Graph::own_link`): a task with one dependency, the common case in chains and trees,
+//! allocates and frees no link. A failed one-shot task's slot waits on a stack of its own
+//! until `wait_all` reports the failure (or no other slot is left), so that a dependency
+//! added on it later still finds it failed rather than reused. Each channel's ready queue
+//! (`ready`) is a ring of
 //! at least as many cells as there are slots, zeroed too, so it never fills.
 //! Runner jobs are allocated per burst of work, not per task.
 
@@ -735,11 +736,11 @@ impl<'a> Graph<'a> {
     /// Takes `n` indices from `free`, then from the never-used range, then from `spare`
     /// (if any); all or nothing.
     ///
-    /// `in_order` (after a compaction): indices never used since come first, in index
-    /// order, while any are left. A freed index lies wherever its task finished, last
-    /// written by the thread that freed it, and the next is found only by reading its link
-    /// there; fresh ones lie in order and are counted, not read. Otherwise freed indices
-    /// come first, so that memory is touched only as the number in use grows.
+    /// `in_order` (after a compaction): never-used indices come before all of these, in
+    /// index order, while any are left. A freed index lies wherever its task finished,
+    /// last written by the thread that freed it, and the next is found only by reading its
+    /// link there; fresh ones lie in order and are counted, not read. Otherwise freed
+    /// indices come first, so that memory is touched only as the number in use grows.
     fn allocate(
         free: &FreeStack,
         fresh: &AtomicU32,

@@ -378,9 +378,9 @@ impl TaskGraph<'_> {
     /// new tasks take the slots (and dependency links) in index order, all of them before
     /// any freed meanwhile, so the graph's whole reserved memory is touched once it made
     /// [`max_tasks`](Graph::max_tasks) tasks. Call this between runs of big graphs; it is
-    /// cheap. Failures not yet
-    /// reported are still reported by [`Graph::wait_all`], but the failed tasks' slots go
-    /// to new tasks like any other (see [`Graph::add_dependencies`]).
+    /// cheap. Failures not yet reported are still reported by [`Graph::wait_all`], but the
+    /// failed tasks' slots go to new tasks like any other (see
+    /// [`Graph::add_dependencies`]).
     ///
     /// ```
     /// let mut graph = sumac::graph::TaskGraph::builder().build().unwrap();
