@@ -1561,6 +1561,23 @@ fn a_linked_batch_left_unready_waits_for_ready_and_takes_more_dependencies() {
     assert_eq!(counter.dropped(), 4);
 }
 
+/// A task that counts its run in `ran`.
+fn counting_task(ran: &Arc<AtomicUsize>) -> impl FnOnce(&Task<'_, 'static>) + Send + 'static {
+    let ran = Arc::clone(ran);
+    move |_| {
+        ran.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+/// Asserts that `failure` reports exactly `expected` as cancelled, in any order.
+fn assert_cancelled_exactly(failure: &graph::Failure, expected: &[TaskId]) {
+    let mut cancelled = failure.cancelled_ids.clone();
+    cancelled.sort_by_key(|id| id.slot());
+    let mut expected = expected.to_vec();
+    expected.sort_by_key(|id| id.slot());
+    assert_eq!(cancelled, expected);
+}
+
 #[test]
 fn a_linked_batch_after_outside_tasks_runs_or_is_cancelled_as_they_end() {
     let graph = TaskGraph::builder().build().unwrap();
@@ -1581,19 +1598,13 @@ fn a_linked_batch_after_outside_tasks_runs_or_is_cancelled_as_they_end() {
     };
     graph.ready(&[bad]).unwrap();
     let ran = Arc::new(AtomicUsize::new(0));
-    let task = |ran: &Arc<AtomicUsize>| {
-        let ran = Arc::clone(ran);
-        move |_: &Task<'_, 'static>| {
-            ran.fetch_add(1, Ordering::SeqCst);
-        }
-    };
     let ids = graph
         .create_linked_batch(
             [
-                (task(&ran), vec![Before::Task(fine)]),
-                (task(&ran), vec![Before::Task(bad)]),
-                (task(&ran), vec![Before::InBatch(1)]),
-                (task(&ran), vec![Before::InBatch(0)]),
+                (counting_task(&ran), vec![Before::Task(fine)]),
+                (counting_task(&ran), vec![Before::Task(bad)]),
+                (counting_task(&ran), vec![Before::InBatch(1)]),
+                (counting_task(&ran), vec![Before::InBatch(0)]),
             ],
             true,
         )
@@ -1606,11 +1617,7 @@ fn a_linked_batch_after_outside_tasks_runs_or_is_cancelled_as_they_end() {
         2,
         "tasks after the failed one ran"
     );
-    let mut cancelled = failure.cancelled_ids.clone();
-    cancelled.sort_by_key(|id| id.slot());
-    let mut expected = vec![ids[1], ids[2]];
-    expected.sort_by_key(|id| id.slot());
-    assert_eq!(cancelled, expected);
+    assert_cancelled_exactly(&failure, &[ids[1], ids[2]]);
 }
 
 #[test]
@@ -1629,22 +1636,19 @@ fn a_linked_batch_takes_no_links_for_finished_tasks_and_is_cancelled_after_faile
     graph.ready(&[bad]).unwrap();
     graph.wait(bad).unwrap();
     let ran = Arc::new(AtomicUsize::new(0));
-    let task = |ran: &Arc<AtomicUsize>| {
-        let ran = Arc::clone(ran);
-        move |_: &Task<'_, 'static>| {
-            ran.fetch_add(1, Ordering::SeqCst);
-        }
-    };
     // Three links per task would not fit: a task's own link and the graph's one link
     // serve two dependencies at a time.
     let finished = |order: [usize; 3]| order.map(|k| Before::Task(done[k])).to_vec();
     let ids = graph
         .create_linked_batch(
             [
-                (task(&ran), finished([0, 1, 2])),
-                (task(&ran), finished([2, 0, 1])),
-                (task(&ran), vec![Before::Task(done[1]), Before::Task(bad)]),
-                (task(&ran), vec![Before::InBatch(2)]),
+                (counting_task(&ran), finished([0, 1, 2])),
+                (counting_task(&ran), finished([2, 0, 1])),
+                (
+                    counting_task(&ran),
+                    vec![Before::Task(done[1]), Before::Task(bad)],
+                ),
+                (counting_task(&ran), vec![Before::InBatch(2)]),
             ],
             true,
         )
@@ -1652,11 +1656,7 @@ fn a_linked_batch_takes_no_links_for_finished_tasks_and_is_cancelled_after_faile
     let failure = failure(graph.wait_all());
     assert_eq!(failure.panic.as_ref().map(|(id, _)| *id), Some(bad));
     assert_eq!(ran.load(Ordering::SeqCst), 2);
-    let mut cancelled = failure.cancelled_ids.clone();
-    cancelled.sort_by_key(|id| id.slot());
-    let mut expected = vec![ids[2], ids[3]];
-    expected.sort_by_key(|id| id.slot());
-    assert_eq!(cancelled, expected);
+    assert_cancelled_exactly(&failure, &[ids[2], ids[3]]);
 }
 
 #[test]
