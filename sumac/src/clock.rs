@@ -11,7 +11,7 @@
 //! items together; see [`LoopTicks::rate`]).
 
 use std::sync::OnceLock;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use crate::policy::LoopTicks;
 
@@ -35,7 +35,7 @@ pub(crate) fn ticks() -> u64 {
 
 /// How long each of the calibration's measurements lasts.
 #[cfg(all(target_arch = "x86_64", not(miri)))]
-const CALIBRATION_SPAN: Duration = Duration::from_micros(200);
+const CALIBRATION_SPAN: std::time::Duration = std::time::Duration::from_micros(200);
 
 /// Ticks per microsecond, in 1/1024ths, measured once per process.
 pub(crate) fn ticks_per_us_1024() -> u64 {
@@ -74,9 +74,9 @@ fn read_cost() -> u64 {
 
 /// Converts a number of ticks to a duration.
 #[cfg(all(test, not(loom), not(miri)))]
-pub(crate) fn to_duration(ticks: u64) -> Duration {
+pub(crate) fn to_duration(ticks: u64) -> std::time::Duration {
     let nanos = u128::from(ticks) * 1000 * 1024 / u128::from(ticks_per_us_1024().max(1));
-    Duration::from_nanos(u64::try_from(nanos).unwrap_or(u64::MAX))
+    std::time::Duration::from_nanos(u64::try_from(nanos).unwrap_or(u64::MAX))
 }
 
 /// Three measurements of the counter against [`Instant`], each over
@@ -109,6 +109,8 @@ fn measure_rate() -> u64 {
 
 #[cfg(all(test, not(loom), not(miri)))]
 mod tests {
+    use std::time::Duration;
+
     use super::*;
 
     /// Ticks counted over a sleep convert back to about the time slept (within 10%, or

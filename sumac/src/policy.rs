@@ -66,7 +66,7 @@ pub(crate) const WORKER_SHARE_GAP: (u32, u32) = (3, 4);
 
 /// The heartbeat thread's timer slack on Linux (`timer-slack`): its timed waits then end
 /// within this of their deadline instead of the default 50 µs.
-#[cfg_attr(loom, allow(dead_code))]
+#[cfg_attr(any(loom, miri), allow(dead_code))]
 pub(crate) const HEARTBEAT_TIMER_SLACK_NS: u64 = 1_000;
 
 /// Ticks without a poll after which the heartbeat thread claims a worker's offered
