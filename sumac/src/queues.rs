@@ -337,8 +337,16 @@ impl Queues {
         Some(job)
     }
 
-    /// Shares forks: each must be in state `LOCAL`, with its owner recorded.
-    pub(crate) fn push(&self, jobs: impl IntoIterator<Item = JobRef>) {
+    /// Shares forks: each must be in state `LOCAL`, with its owner recorded. Wakes a
+    /// sleeper for them only if `place_free()` (read after the push) says an idle worker
+    /// could take one: a worker without a place sleeps (see `SCHEDULER.md`, guests). A
+    /// guest that frees its place later wakes a sleeper for the forks that wait then
+    /// (`Registry::guest_frees_place`); a busy worker that turns idle finds them itself.
+    pub(crate) fn push(
+        &self,
+        jobs: impl IntoIterator<Item = JobRef>,
+        place_free: impl FnOnce() -> bool,
+    ) {
         {
             let mut shared = sync::lock(&self.shared);
             for job in jobs {
@@ -351,7 +359,7 @@ impl Queues {
             }
             self.queued.store(shared.len(), Ordering::SeqCst);
         }
-        self.sleep.new_work();
+        self.sleep.new_work_if(place_free);
     }
 
     /// Takes the oldest shared fork, moving it to `TAKEN`: the caller must run it. Wakes
