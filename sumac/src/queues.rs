@@ -345,7 +345,7 @@ impl Queues {
     pub(crate) fn push(
         &self,
         jobs: impl IntoIterator<Item = JobRef>,
-        place_free: impl FnOnce() -> bool,
+        place_free: impl Fn() -> bool,
     ) {
         {
             let mut shared = sync::lock(&self.shared);
@@ -359,7 +359,7 @@ impl Queues {
             }
             self.queued.store(shared.len(), Ordering::SeqCst);
         }
-        self.sleep.new_work_if(place_free);
+        self.sleep.hand_off(place_free);
     }
 
     /// Takes the oldest shared fork, moving it to `TAKEN`: the caller must run it. Wakes
@@ -424,5 +424,53 @@ fn steal_from(steal: impl Fn() -> Steal<JobRef>) -> Option<JobRef> {
             Steal::Empty => return None,
             Steal::Retry => std::hint::spin_loop(),
         }
+    }
+}
+
+#[cfg(all(test, not(loom)))]
+mod tests {
+    use std::sync::Arc;
+
+    use super::Queues;
+    use crate::job::JoinFrame;
+
+    /// Member 1 of `queues`, asleep as a searcher until woken (it counts no queued job
+    /// as its work); the thread returns whether it slept.
+    fn sleeping_searcher(queues: &Arc<Queues>) -> std::thread::JoinHandle<bool> {
+        let sleeper = Arc::clone(queues);
+        let thread = std::thread::spawn(move || {
+            let sleep = &sleeper.sleep;
+            sleep.start_searching();
+            let slept = sleep.sleep(1, || true, || false, || {}, None);
+            sleep.stop_searching();
+            slept
+        });
+        while queues.sleep.searchers_asleep() == 0 {
+            std::thread::yield_now();
+        }
+        thread
+    }
+
+    #[test]
+    fn a_shared_fork_wakes_a_sleeper_only_if_a_place_is_free_for_it() {
+        let queues = Arc::new(Queues::new(2, None));
+        let sleeper = sleeping_searcher(&queues);
+        let first = JoinFrame::new(|| ());
+        first.header().set_owner(&queues, 0);
+        queues.push([first.job_ref()], || false);
+        // A wake-up takes the sleeper off the list before `push` returns.
+        assert_eq!(
+            queues.sleep.searchers_asleep(),
+            1,
+            "no place free: nobody woken"
+        );
+        let second = JoinFrame::new(|| ());
+        second.header().set_owner(&queues, 0);
+        queues.push([second.job_ref()], || true);
+        assert_eq!(queues.sleep.searchers_asleep(), 0, "a place free: woken");
+        assert!(sleeper.join().unwrap(), "the member slept until then");
+        // Nobody ran them: take both back out before their frames go.
+        assert!(queues.take().is_some() && queues.take().is_some());
+        assert!(queues.take().is_none());
     }
 }

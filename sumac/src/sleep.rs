@@ -88,6 +88,12 @@ impl Sleep {
         debug_assert!(previous > 0, "searching count underflow");
     }
 
+    /// How many members sleep as searchers right now.
+    #[cfg(all(test, not(loom)))]
+    pub(crate) fn searchers_asleep(&self) -> usize {
+        self.sleeping.load(Ordering::SeqCst)
+    }
+
     /// Whether some member is awake without work right now (a hint: it may find work or
     /// fall asleep at once).
     pub(crate) fn anyone_searching(&self) -> bool {
@@ -184,22 +190,10 @@ impl Sleep {
         }
     }
 
-    /// [`new_work`](Self::new_work) for a job that a woken sleeper may take only if
-    /// `takeable()` (read after the fence): otherwise nobody is woken, and whoever makes
-    /// it takeable later must wake a sleeper then (with [`hand_off`](Self::hand_off)).
-    #[inline]
-    pub(crate) fn new_work_if(&self, takeable: impl FnOnce() -> bool) {
-        fence(Ordering::SeqCst);
-        if self.sleeping.load(Ordering::SeqCst) > 0
-            && self.searching.load(Ordering::SeqCst) == 0
-            && takeable()
-        {
-            self.wake_one();
-        }
-    }
-
     /// Called by a member that leaves a wait (or takes a job) while jobs may be left
-    /// that others could take: if `has_work()` and nobody searches, wakes a sleeper.
+    /// that others could take, or by a producer of a job that a woken sleeper may take
+    /// only under a condition: if `has_work()` (read after the fence) and nobody
+    /// searches, wakes a sleeper.
     pub(crate) fn hand_off(&self, has_work: impl Fn() -> bool) {
         fence(Ordering::SeqCst);
         if self.sleeping.load(Ordering::SeqCst) > 0
@@ -257,53 +251,5 @@ impl Sleep {
         self.sleeping.fetch_sub(1, Ordering::SeqCst);
         self.start_searching();
         self.signals[index].notify_one();
-    }
-}
-
-#[cfg(all(test, not(loom)))]
-mod tests {
-    use std::sync::atomic::Ordering;
-    use std::sync::Arc;
-
-    use super::Sleep;
-
-    /// Member 0 of a one-member `Sleep`, asleep as a searcher until woken; the thread
-    /// returns whether it slept.
-    fn sleeping_searcher(sleep: &Arc<Sleep>) -> std::thread::JoinHandle<bool> {
-        let sleeper = Arc::clone(sleep);
-        let thread = std::thread::spawn(move || {
-            sleeper.start_searching();
-            let slept = sleeper.sleep(0, || true, || false, || {}, None);
-            sleeper.stop_searching();
-            slept
-        });
-        while sleep.sleeping.load(Ordering::SeqCst) == 0 {
-            std::thread::yield_now();
-        }
-        thread
-    }
-
-    #[test]
-    fn new_work_that_no_sleeper_could_take_wakes_nobody_until_a_hand_off() {
-        let sleep = Arc::new(Sleep::new(1));
-        let sleeper = sleeping_searcher(&sleep);
-        sleep.new_work_if(|| false);
-        // A wake-up takes the sleeper off the list before `new_work_if` returns.
-        assert_eq!(sleep.sleeping.load(Ordering::SeqCst), 1);
-        sleep.hand_off(|| true);
-        assert!(
-            sleeper.join().unwrap(),
-            "the member slept until the hand-off"
-        );
-        assert_eq!(sleep.sleeping.load(Ordering::SeqCst), 0);
-    }
-
-    #[test]
-    fn new_work_that_a_sleeper_could_take_wakes_it() {
-        let sleep = Arc::new(Sleep::new(1));
-        let sleeper = sleeping_searcher(&sleep);
-        sleep.new_work_if(|| true);
-        assert_eq!(sleep.sleeping.load(Ordering::SeqCst), 0);
-        assert!(sleeper.join().unwrap());
     }
 }
