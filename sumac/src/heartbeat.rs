@@ -270,9 +270,7 @@ pub(crate) fn rescue_quiet_workers(registry: &Registry, quiet: &mut [QuietWorker
                 // Counted before the push, so that whoever sees the job done sees the
                 // count.
                 bump(&worker.counters.rescues, 1);
-                registry
-                    .queues
-                    .push([job], || registry.place_free_for_idle());
+                registry.share_forks([job]);
             }
             // Claimed now, or withdrawn (or replaced) meanwhile: the next tick compares
             // the slot afresh.

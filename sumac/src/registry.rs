@@ -554,6 +554,15 @@ impl Registry {
         }
     }
 
+    /// Shares forks (see [`Queues::push`]), waking a sleeper for them only if an idle
+    /// worker would find a place free to take one.
+    ///
+    /// [`Queues::push`]: crate::queues::Queues::push
+    #[inline]
+    pub(crate) fn share_forks(&self, jobs: impl IntoIterator<Item = JobRef>) {
+        self.queues.push(jobs, || self.place_free_for_idle());
+    }
+
     /// Whether an idle worker would find a place free.
     #[inline]
     pub(crate) fn place_free_for_idle(&self) -> bool {

@@ -543,9 +543,7 @@ impl WorkerThread {
             promoted += 1;
             return Some(JobRef(job));
         });
-        registry
-            .queues
-            .push(oldest_jobs.take(wanted), || registry.place_free_for_idle());
+        registry.share_forks(oldest_jobs.take(wanted));
         if promoted > 0 {
             // A guest gives work away: it now runs as one of the pool's busy members.
             self.take_place();
