@@ -140,6 +140,16 @@ pub(crate) const MAX_BLOCK: usize = 1 << 16;
 /// clock twice.
 pub(crate) const MAX_FIRST_GROWTH: u64 = 1024;
 
+/// Loop blocks and pieces start at multiples of this many items from the loop's first
+/// item wherever they can: a vectorised item loop over a slice then has the alignment
+/// the sequential loop over the whole slice has (16 items are 16 bytes or more, an SSE
+/// vector; one item off, every few vector accesses split a cache line).
+pub(crate) const ALIGNED_ITEMS: usize = 16;
+
+/// The fewest items a piece must have for its split point to move to a multiple of
+/// [`ALIGNED_ITEMS`]: its halves then differ by at most 3%.
+pub(crate) const ALIGNED_SPLIT_MIN_ITEMS: usize = 64 * ALIGNED_ITEMS;
+
 /// How many times a piece whose items are known to be long is halved before any of its
 /// items runs (`long-item-halving`): up to 64 single items, each a fork an idle worker
 /// can take at once, bounded so that a loop whose later items are cheap pays at most 63

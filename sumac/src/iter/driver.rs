@@ -10,7 +10,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use super::plumbing::{Consumer, Folder, Producer, Reducer};
 use crate::clock;
 use crate::join::{join_hinted, ForkSize};
-use crate::policy::{Mechanism, Mechanisms, LONG_ITEM_LEVELS};
+use crate::policy::{
+    Mechanism, Mechanisms, ALIGNED_ITEMS, ALIGNED_SPLIT_MIN_ITEMS, LONG_ITEM_LEVELS,
+};
 use crate::registry;
 use crate::worker::WorkerThread;
 
@@ -40,7 +42,7 @@ where
                 };
             split_off_first_item(producer, len, consumer, part)
         } else {
-            drive(producer, len, consumer, 1, 0, Part::Whole)
+            drive(producer, len, consumer, 1, 0, Part::Whole, 0)
         }
     })
 }
@@ -96,7 +98,7 @@ where
             } else {
                 0
             };
-            drive(rest_p, len - 1, rest_c, 1, long_items, part)
+            drive(rest_p, len - 1, rest_c, 1, long_items, part, 1)
         },
         ForkSize::RestOfLoop,
     );
@@ -123,7 +125,8 @@ where
 /// The sequential loop of one piece of `len` items; `block` is the starting block size.
 /// A piece whose items are known to be long is halved `long_items` more times before it
 /// runs any (see [`LONG_ITEM_LEVELS`]). `part`: the piece is the loop itself (or all of
-/// it but a first item split off), so that its first split is the loop's.
+/// it but a first item split off), so that its first split is the loop's. `phase`: the
+/// index of the piece's first item in the loop, modulo [`ALIGNED_ITEMS`].
 fn drive<P, C>(
     producer: P,
     len: usize,
@@ -131,6 +134,7 @@ fn drive<P, C>(
     block: usize,
     long_items: u32,
     part: Part,
+    phase: usize,
 ) -> C::Result
 where
     P: Producer,
@@ -140,10 +144,10 @@ where
     // A piece that is to stop (a search found its answer elsewhere) does not split down
     // to `with_max_len` pieces first.
     if len > producer.max_len() && len / 2 >= min && !consumer.full() {
-        return split_join(producer, len, consumer, block, false, long_items);
+        return split_join(producer, len, consumer, block, false, long_items, phase);
     }
     if long_items > 0 && len >= 2 && len / 2 >= min && !consumer.full() {
-        return split_join(producer, len, consumer, block, true, long_items - 1);
+        return split_join(producer, len, consumer, block, true, long_items - 1, phase);
     }
     if consumer.full() || len == 0 {
         // Drop the items first (see `drive_blocks`).
@@ -152,9 +156,13 @@ where
     }
     // `DETACHES` is a constant: only one of the two loops is compiled in for a consumer.
     if C::DETACHES {
-        drive_blocks::<P, C, DetachingFold<P::Item, C>>(producer, len, min, consumer, block, part)
+        drive_blocks::<P, C, DetachingFold<P::Item, C>>(
+            producer, len, min, consumer, block, part, phase,
+        )
     } else {
-        drive_blocks::<P, C, SplittingFold<P::Item, C>>(producer, len, min, consumer, block, part)
+        drive_blocks::<P, C, SplittingFold<P::Item, C>>(
+            producer, len, min, consumer, block, part, phase,
+        )
     }
 }
 
@@ -297,10 +305,12 @@ impl<T, C: Consumer<T>> LoopFold<T, C> for SplittingFold<T, C> {
 /// also keeps the last block from holding fewer than `min` items.
 ///
 /// Without a minimum, the block is what the timing asked for (a single item left after
-/// it is folded as a block of its own).
+/// it is folded as a block of its own), extended to end at a multiple of
+/// [`ALIGNED_ITEMS`] from the loop's first item if it holds that many (`at`: the index
+/// of its first item in the loop, modulo [`ALIGNED_ITEMS`]).
 #[inline(always)]
-fn block_items(poll: &LoopPoll, block: usize, len: usize, min: usize) -> usize {
-    let n = poll.block_size(block).min(len);
+fn block_items(poll: &LoopPoll, block: usize, len: usize, min: usize, at: usize) -> usize {
+    let n = aligned_block(at, poll.block_size(block)).min(len);
     if min == 1 {
         return n;
     }
@@ -312,8 +322,34 @@ fn block_items(poll: &LoopPoll, block: usize, len: usize, min: usize) -> usize {
     }
 }
 
+/// `n` items from index `at` of the loop (modulo [`ALIGNED_ITEMS`]), or, if `n` is at
+/// least [`ALIGNED_ITEMS`], the few more that end them at a multiple of it.
+#[inline(always)]
+fn aligned_block(at: usize, n: usize) -> usize {
+    if n < ALIGNED_ITEMS {
+        n
+    } else {
+        n + (ALIGNED_ITEMS - (at + n) % ALIGNED_ITEMS) % ALIGNED_ITEMS
+    }
+}
+
+/// How many of the first items of a block of `n` items from index `at` of the loop
+/// (modulo [`ALIGNED_ITEMS`]) to fold on their own, before the rest of the block: those
+/// before the block's first multiple of [`ALIGNED_ITEMS`], so that the rest, if it holds
+/// at least that many items, runs aligned. 0 if the block starts aligned, is too short,
+/// or those items could not be a piece of their own (fewer than `min`, `with_min_len`).
+#[inline(always)]
+fn misaligned_head(at: usize, n: usize, min: usize) -> usize {
+    let head = (ALIGNED_ITEMS - at) % ALIGNED_ITEMS;
+    if head == 0 || head < min || n < head + ALIGNED_ITEMS {
+        0
+    } else {
+        head
+    }
+}
+
 /// The block loop of [`drive`] over a non-empty piece, folding with `F`; `min` is the
-/// producer's smallest piece (at least 1); `part` as for [`drive`].
+/// producer's smallest piece (at least 1); `part` and `phase` as for [`drive`].
 fn drive_blocks<P, C, F>(
     mut producer: P,
     mut len: usize,
@@ -321,6 +357,7 @@ fn drive_blocks<P, C, F>(
     consumer: C,
     mut block: usize,
     part: Part,
+    phase: usize,
 ) -> C::Result
 where
     P: Producer,
@@ -328,6 +365,8 @@ where
     F: LoopFold<P::Item, C>,
 {
     let mut folded = F::start(consumer);
+    // The index of the next item in the loop, modulo `ALIGNED_ITEMS`.
+    let mut at = phase % ALIGNED_ITEMS;
     let poll = LoopPoll::current();
     let thresholds = clock::loop_ticks();
     let first_split_is_small = part != Part::Piece && poll.has(Mechanism::SmallFirstSplit);
@@ -361,7 +400,7 @@ where
         let heartbeat = rate.is_some() && poll.pending();
         if (heartbeat || poll.force_split()) && len / 2 >= min && folded.may_detach(min) {
             let big = rate.is_some_and(|rate| upper_half_big(len, rate));
-            return split_rest(folded, producer, len, block, big, 0);
+            return split_rest(folded, producer, len, block, big, 0, at);
         }
         if let Some(rough) = rough_rate {
             // Once only: a member not answered now finds other work or asks.
@@ -370,10 +409,23 @@ where
             if len / 2 >= min && folded.may_detach(min) && upper_half_big(len, rough) {
                 // The split's join polls the flag raised here and shares the upper half.
                 poll.ask();
-                return split_rest(folded, producer, len, block, true, 0);
+                return split_rest(folded, producer, len, block, true, 0, at);
             }
         }
-        let n = block_items(&poll, block, len, min);
+        let block_len = block_items(&poll, block, len, min, at);
+        let head_items = misaligned_head(at, block_len, min);
+        at = (at + block_len) % ALIGNED_ITEMS;
+        if head_items > 0 {
+            let (head, tail) = producer.split_at(head_items);
+            producer = tail;
+            len -= head_items;
+            folded = folded.fold_block(head, head_items, false);
+            if folded.full() {
+                drop(producer);
+                return folded.complete();
+            }
+        }
+        let n = block_len - head_items;
         if n == len {
             // The last block: fold the producer itself rather than split off an empty
             // rest (a split may cost a clone, as `repeat_n`'s does).
@@ -393,11 +445,11 @@ where
         }
         let now = clock::ticks();
         let ticks = now.wrapping_sub(last);
-        rate = thresholds.rate(ticks, n).or(rate);
+        rate = thresholds.rate(ticks, block_len).or(rate);
         if taker_expected {
-            rough_rate = thresholds.rough_rate(ticks, n);
+            rough_rate = thresholds.rough_rate(ticks, block_len);
         }
-        if n == 1
+        if block_len == 1
             && thresholds.is_long_item(ticks)
             && poll.has(Mechanism::EagerSplit)
             && len / 2 >= min
@@ -416,7 +468,7 @@ where
             } else {
                 0
             };
-            return split_rest(folded, producer, len, 1, big, levels);
+            return split_rest(folded, producer, len, 1, big, levels, at);
         }
         if guest_start.is_some_and(|start| thresholds.is_long_item(now.wrapping_sub(start))) {
             guest_start = None;
@@ -427,9 +479,9 @@ where
     }
 }
 
-/// Ends the sequential loop: splits the `len` items not folded yet (`producer`) at their
-/// midpoint, runs the halves with [`split_join`] and appends their result to what was
-/// folded.
+/// Ends the sequential loop: splits the `len` items not folded yet (`producer`, from
+/// index `phase` of the loop modulo [`ALIGNED_ITEMS`]) at their midpoint, runs the halves
+/// with [`split_join`] and appends their result to what was folded.
 fn split_rest<P, C, F>(
     folded: F,
     producer: P,
@@ -437,6 +489,7 @@ fn split_rest<P, C, F>(
     block: usize,
     big: bool,
     long_items: u32,
+    phase: usize,
 ) -> C::Result
 where
     P: Producer,
@@ -444,16 +497,17 @@ where
     F: LoopFold<P::Item, C>,
 {
     let (prefix, rest) = folded.detach();
-    let rest = split_join(producer, len, rest, block, big, long_items);
+    let rest = split_join(producer, len, rest, block, big, long_items, phase);
     match prefix {
         Some((prefix, append)) => append.reduce(prefix, rest),
         None => rest,
     }
 }
 
-/// Splits the remaining `len` items at their midpoint and runs both halves with
-/// [`crate::join()`] (telling it whether the upper half is big enough to share at once);
-/// `long_items` is passed on to both halves.
+/// Splits the remaining `len` items (from index `phase` of the loop, modulo
+/// [`ALIGNED_ITEMS`]) at their midpoint and runs both halves with [`crate::join()`]
+/// (telling it whether the upper half is big enough to share at once); `long_items` is
+/// passed on to both halves.
 fn split_join<P, C>(
     producer: P,
     len: usize,
@@ -461,17 +515,30 @@ fn split_join<P, C>(
     block: usize,
     upper_is_big: bool,
     long_items: u32,
+    phase: usize,
 ) -> C::Result
 where
     P: Producer,
     C: Consumer<P::Item>,
 {
-    let mid = len / 2;
+    let mid = aligned_midpoint(len, phase, producer.min_len().max(1));
+    let upper_phase = (phase + mid) % ALIGNED_ITEMS;
     let (left_p, right_p) = producer.split_at(mid);
     let (left_c, right_c, reducer) = consumer.split_at(mid);
     let (left, right) = join_hinted(
-        move || drive(left_p, mid, left_c, block, long_items, Part::Piece),
-        move || drive(right_p, len - mid, right_c, block, long_items, Part::Piece),
+        move || drive(left_p, mid, left_c, block, long_items, Part::Piece, phase),
+        move || {
+            let part = Part::Piece;
+            drive(
+                right_p,
+                len - mid,
+                right_c,
+                block,
+                long_items,
+                part,
+                upper_phase,
+            )
+        },
         if upper_is_big {
             ForkSize::Big
         } else {
@@ -479,6 +546,23 @@ where
         },
     );
     reducer.reduce(left, right)
+}
+
+/// Where to split `len` items from index `phase` of the loop (modulo [`ALIGNED_ITEMS`]):
+/// their midpoint, moved down to a multiple of [`ALIGNED_ITEMS`] if there are at least
+/// [`ALIGNED_SPLIT_MIN_ITEMS`] and both halves still hold `min` items.
+#[inline]
+fn aligned_midpoint(len: usize, phase: usize, min: usize) -> usize {
+    let mid = len / 2;
+    if len < ALIGNED_SPLIT_MIN_ITEMS {
+        return mid;
+    }
+    let aligned = mid - (phase + mid) % ALIGNED_ITEMS;
+    if aligned >= min && len - aligned >= min {
+        aligned
+    } else {
+        mid
+    }
 }
 
 /// What a piece of a loop reads of the worker it runs on, once per piece: the worker's

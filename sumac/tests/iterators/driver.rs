@@ -701,3 +701,137 @@ proptest! {
         }
     }
 }
+
+/// The first `n` numbers, recording every block the loop driver folds as `(start, len)`.
+struct Recorded<'a> {
+    n: usize,
+    blocks: &'a std::sync::Mutex<Vec<(usize, usize)>>,
+}
+
+struct RecordedProducer<'a> {
+    range: std::ops::Range<usize>,
+    blocks: &'a std::sync::Mutex<Vec<(usize, usize)>>,
+}
+
+impl ParallelIterator for Recorded<'_> {
+    type Item = usize;
+    fn drive_unindexed<C: sumac::iter::plumbing::UnindexedConsumer<usize>>(
+        self,
+        consumer: C,
+    ) -> C::Result {
+        sumac::iter::plumbing::bridge(self, consumer)
+    }
+    fn opt_len(&self) -> Option<usize> {
+        Some(self.n)
+    }
+}
+
+impl IndexedParallelIterator for Recorded<'_> {
+    fn len(&self) -> usize {
+        self.n
+    }
+    fn drive<C: sumac::iter::plumbing::Consumer<usize>>(self, consumer: C) -> C::Result {
+        sumac::iter::plumbing::bridge(self, consumer)
+    }
+    fn with_producer<CB: sumac::iter::plumbing::ProducerCallback<usize>>(
+        self,
+        callback: CB,
+    ) -> CB::Output {
+        callback.callback(RecordedProducer {
+            range: 0..self.n,
+            blocks: self.blocks,
+        })
+    }
+}
+
+impl sumac::iter::plumbing::Producer for RecordedProducer<'_> {
+    type Item = usize;
+    type IntoIter = std::ops::Range<usize>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.range
+    }
+    fn fold_with<F: sumac::iter::plumbing::Folder<usize>>(self, folder: F) -> F {
+        let block = (self.range.start, self.range.len());
+        self.blocks.lock().unwrap().push(block);
+        folder.consume_iter(self.range)
+    }
+    fn split_at(self, index: usize) -> (Self, Self) {
+        let mid = self.range.start + index;
+        (
+            RecordedProducer {
+                range: self.range.start..mid,
+                blocks: self.blocks,
+            },
+            RecordedProducer {
+                range: mid..self.range.end,
+                blocks: self.blocks,
+            },
+        )
+    }
+}
+
+/// A vectorised loop over a slice runs at the alignment the sequential loop has only if
+/// its pieces start where the sequential loop's vectors do: every block of 32 items or
+/// more starts at a multiple of 16 items from the loop's start (the misaligned first
+/// items of a piece are folded as a short block of their own), and the blocks cover the
+/// items exactly once. Loops split by 1 µs heartbeats in 2- and 4-thread pools, called
+/// on a worker and from outside the pool, through detaching (`sum`, `collect`) and
+/// splitting (`unzip`) consumers.
+#[test]
+fn blocks_of_32_items_or_more_start_at_multiples_of_16_items() {
+    const N: usize = 200_000;
+    let work = |i: usize| {
+        let mut x = i;
+        for _ in 0..20 {
+            x = std::hint::black_box(x.wrapping_mul(31).wrapping_add(7));
+        }
+        i + usize::from(x == usize::MAX)
+    };
+    let blocks = std::sync::Mutex::new(Vec::new());
+    let check = |what: &str| {
+        let mut blocks = std::mem::take(&mut *blocks.lock().unwrap());
+        blocks.sort_unstable();
+        let mut next = 0;
+        for &(start, len) in &blocks {
+            assert_eq!(
+                start, next,
+                "{what}: blocks {blocks:?} do not tile the loop"
+            );
+            assert!(
+                len < 32 || start % 16 == 0,
+                "{what}: a block of {len} items starts at {start}"
+            );
+            next = start + len;
+        }
+        assert_eq!(next, N, "{what}: blocks end before the loop's last item");
+        blocks.len()
+    };
+    let mut most_blocks = 0;
+    for threads in [2, 4] {
+        let pool = common::stress_pool(threads);
+        let recorded = || Recorded {
+            n: N,
+            blocks: &blocks,
+        };
+        for _ in 0..5 {
+            // From this thread, outside the pool: a guest's loop.
+            let sum = pool.install(|| recorded().map(work).sum::<usize>());
+            assert_eq!(sum, N * (N - 1) / 2);
+            most_blocks = most_blocks.max(check("sum from outside"));
+            let v: Vec<usize> = pool.install(|| recorded().map(work).collect());
+            assert!(v.iter().copied().eq(0..N));
+            most_blocks = most_blocks.max(check("collect from outside"));
+            let (a, b): (Vec<usize>, Vec<usize>) =
+                pool.install(|| recorded().map(|i| (work(i), i)).unzip());
+            assert!(a.iter().copied().eq(0..N) && a == b);
+            most_blocks = most_blocks.max(check("unzip from outside"));
+            // On a worker.
+            let mut sum = 0;
+            pool.scope(|s| s.spawn(|_| sum = recorded().map(work).sum::<usize>()));
+            assert_eq!(sum, N * (N - 1) / 2);
+            most_blocks = most_blocks.max(check("sum on a worker"));
+        }
+    }
+    // The rule was exercised: the loops were cut into many blocks.
+    assert!(most_blocks > 8, "at most {most_blocks} blocks per loop");
+}
