@@ -528,14 +528,13 @@ where
     let (left, right) = join_hinted(
         move || drive(left_p, mid, left_c, block, long_items, Part::Piece, phase),
         move || {
-            let part = Part::Piece;
             drive(
                 right_p,
                 len - mid,
                 right_c,
                 block,
                 long_items,
-                part,
+                Part::Piece,
                 upper_phase,
             )
         },
